@@ -1,0 +1,211 @@
+"""The contract between domain modules and the pipeline: candidates, domain specs, verifier outcomes.
+
+A domain module builds `Candidate`s (a row without id, binary label and difficulty, which the
+pipeline derives) and registers a `DomainSpec` naming its generators per construction method, its
+perturbation operators, its default verifier and its policy. Standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import unicodedata
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Iterable, Mapping
+
+LABELS = ("EQUIV", "PARA_SAFE", "RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED")
+HIT_LABELS = frozenset({"EQUIV", "PARA_SAFE"})
+CONSTRUCTION_METHODS = (
+    "real_traffic_mined",
+    "intent_bottom_up",
+    "adversarial_perturbation",
+    "lm_generated",
+    "existing_benchmark",
+    "curated",
+)
+VERIFICATION_METHODS = (
+    "alias_exact_match",
+    "regex",
+    "sympy_equivalence",
+    "ast_sandbox",
+    "json_schema_call",
+    "rubric",
+    "context_rubric",
+    "translated_exact_match",
+    "policy_no_cache",
+    "judge",
+)
+TIERS = ("deterministic", "programmatic", "rubric", "judge")
+# Why a pair must never be served from a cache, whatever its 5-class label.
+POLICY_REASONS = ("creative", "mutation", "time_sensitive", "cross_user")
+
+
+def binary_label(label: str, verification_method: str) -> str:
+    """HIT exactly for EQUIV and PARA_SAFE, unless the policy override forces MISS."""
+    if verification_method == "policy_no_cache":
+        return "MISS"
+    return "HIT" if label in HIT_LABELS else "MISS"
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys at every level, fixed separators: the form every content key is hashed from."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def stable_hash(*parts: Any) -> str:
+    return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
+
+
+def stable_rng(*names: Any) -> random.Random:
+    """A generator seeded from stable names (never global state, never hash())."""
+    return random.Random(int(stable_hash(*names)[:16], 16))
+
+
+_WS = re.compile(r"\s+")
+_PUNCT_END = re.compile(r"[\s.?!:;,]+$")
+
+
+def normalize_text(text: str) -> str:
+    """The normalisation used for duplicate and leakage checks: NFKC, casefold, collapsed space,
+    trailing punctuation dropped. Deliberately keeps inner punctuation and every token, so that
+    `x + 2` and `a + 2` stay different."""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = _WS.sub(" ", t).strip()
+    return _PUNCT_END.sub("", t)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a candidate came from. `generator_version` must change whenever a generator's output
+    for the same inputs changes."""
+
+    generator: str
+    generator_version: str
+    template_id: str | None = None
+    operator: str | None = None
+    operator_params: Mapping[str, Any] | None = None
+    source_file: str | None = None
+    source_record: str | None = None
+    original_label: str | int | None = None
+    model_snapshot: str | None = None
+    scrubbed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "operator_params" and value is not None:
+                value = json.loads(canonical_json(dict(value)))
+            out[f.name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate row: every field of a benchmark row except id, binary_label and difficulty."""
+
+    domain: str
+    subcategory: str
+    label: str
+    query_a: str
+    query_b: str
+    expected_answer_a: str
+    expected_answer_b: str
+    rationale: str
+    verification_method: str
+    verification_payload: Mapping[str, Any]
+    construction_method: str
+    source: str
+    real_world_grounding: str
+    provenance: Provenance
+    licence: str = "CC-BY-4.0 (CacheEval curated)"
+    context_a: tuple[Mapping[str, str], ...] | None = None
+    context_b: tuple[Mapping[str, str], ...] | None = None
+    system_prompt_a: str | None = None
+    system_prompt_b: str | None = None
+    tools_a: tuple[Mapping[str, Any], ...] | None = None
+    tools_b: tuple[Mapping[str, Any], ...] | None = None
+
+    @property
+    def binary_label(self) -> str:
+        return binary_label(self.label, self.verification_method)
+
+    @property
+    def key(self) -> str:
+        """Content key: identical candidates collapse, and selection order never depends on
+        generation order."""
+        return stable_hash(
+            self.domain, self.label, self.query_a, self.query_b, self.context_a, self.context_b,
+            self.system_prompt_a, self.system_prompt_b, self.tools_a, self.tools_b,
+        )
+
+    def pair_signature(self) -> tuple[str, ...]:
+        """Normalised text of the pair, order-insensitive: two rows with the same signature are
+        duplicates."""
+        side_a = (normalize_text(self.query_a), canonical_json(self.context_a), self.system_prompt_a or "",
+                  canonical_json(self.tools_a))
+        side_b = (normalize_text(self.query_b), canonical_json(self.context_b), self.system_prompt_b or "",
+                  canonical_json(self.tools_b))
+        lo, hi = sorted([canonical_json(side_a), canonical_json(side_b)])
+        return (self.domain, lo, hi)
+
+    def with_(self, **changes: Any) -> "Candidate":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a verifier concluded about a candidate's label."""
+
+    tier: str
+    passed: bool
+    reason: str  # short, stable, countable: "ok", "answers_equal_for_miss", ...
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "passed": self.passed, "reason": self.reason,
+                "evidence": json.loads(canonical_json(dict(self.evidence)))}
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A typed perturbation operator. `apply(seed, rng)` returns the perturbed variant or None
+    when the operator does not apply to that seed (the reason is then counted as a drop)."""
+
+    name: str
+    description: str
+    apply: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class GenContext:
+    """What a generator may use: the profile's per-label need for its domain (generators should
+    offer at least this many candidates per label, with margin for verifier drops), the datasets
+    dir's source records (None for the embedded default) and stable randomness."""
+
+    domain: str
+    profile: str
+    need: Mapping[str, int]
+    datasets: Any = None  # sources.DatasetsDir or None
+    llm: Any = None       # LLM provider resource or None
+
+    def rng(self, *names: Any) -> random.Random:
+        return stable_rng(self.domain, *names)
+
+
+Generator = Callable[[GenContext], Iterable[Candidate]]
+
+
+@dataclass(frozen=True)
+class DomainSpec:
+    """A domain's registration: generators per construction method, operators, verifier, policy."""
+
+    name: str
+    description: str
+    generators: Mapping[str, Generator]
+    verifier: str
+    operators: Mapping[str, Operator] = field(default_factory=dict)
+    # Returns the policy reason ("creative", "mutation", ...) that forces policy_no_cache, or None.
+    policy: Callable[[Candidate], str | None] = lambda c: None
+    version: str = "1"

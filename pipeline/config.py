@@ -1,0 +1,124 @@
+"""Typed configuration: YAML under configs/ parsed into frozen objects; unknown keys are errors."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from pipeline.paths import CONFIGS
+
+
+class ConfigError(ValueError):
+    """A configuration file is wrong; the message names the file and the key."""
+
+
+def read_yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found. Restore it from git or pass an existing file.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}. Fix the syntax.") from None
+
+
+def check_keys(where: str, data: Mapping[str, Any], allowed: set[str], required: set[str] = frozenset()) -> None:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}.")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}. Allowed: {', '.join(sorted(allowed))}.")
+    missing = sorted(required - set(data))
+    if missing:
+        raise ConfigError(f"{where}: missing key(s) {', '.join(missing)}.")
+
+
+@lru_cache(maxsize=None)
+def load_domains_config(path: Path = CONFIGS / "domains.yaml") -> dict[str, str]:
+    data = read_yaml(path)
+    check_keys(str(path), data, {"domains"}, {"domains"})
+    return dict(data["domains"])
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A sampling profile: the exact number of rows per (domain, label) cell and the split sizes."""
+
+    name: str
+    description: str
+    labels: tuple[str, ...]
+    matrix: Mapping[str, Mapping[str, int]]  # domain → label → quota
+    splits: Mapping[str, int]                 # train/dev/test → rows
+    method_mix: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(sum(cells.values()) for cells in self.matrix.values())
+
+    def cells(self) -> list[tuple[str, str, int]]:
+        return [(d, lab, n) for d, cells in self.matrix.items() for lab, n in cells.items()]
+
+
+def _split_sizes(total: int, fractions: Mapping[str, float]) -> dict[str, int]:
+    """Largest-remainder rounding, ties broken by split name order train, dev, test."""
+    order = ["train", "dev", "test"]
+    raw = {k: total * float(fractions[k]) for k in order}
+    sizes = {k: int(raw[k]) for k in order}
+    rest = total - sum(sizes.values())
+    for k in sorted(order, key=lambda k: (-(raw[k] - sizes[k]), order.index(k)))[:rest]:
+        sizes[k] += 1
+    return sizes
+
+
+@lru_cache(maxsize=None)
+def load_profiles(path: Path = CONFIGS / "sampling.yaml") -> dict[str, Profile]:
+    data = read_yaml(path)
+    check_keys(str(path), data, {"labels", "method_mix", "profiles"}, {"labels", "method_mix", "profiles"})
+    labels = tuple(data["labels"])
+    raw = data["profiles"]
+    out: dict[str, Profile] = {}
+    for name, spec in raw.items():
+        where = f"{path}: profiles.{name}"
+        check_keys(where, spec, {"description", "splits", "matrix", "base", "min_cell", "fixed_cell", "split_fractions"},
+                   {"description"})
+        if "matrix" in spec:
+            matrix = {}
+            for dom, row in spec["matrix"].items():
+                if len(row) != len(labels):
+                    raise ConfigError(f"{where}.matrix.{dom}: {len(row)} numbers for {len(labels)} labels.")
+                matrix[dom] = dict(zip(labels, (int(v) for v in row)))
+        else:
+            base = spec.get("base")
+            if base not in raw or "matrix" not in raw[base]:
+                raise ConfigError(f"{where}: base '{base}' is not a profile with a matrix.")
+            base_rows = raw[base]["matrix"]
+            matrix = {}
+            for dom, row in base_rows.items():
+                cells = dict(zip(labels, (int(v) for v in row)))
+                if "fixed_cell" in spec:
+                    cells = {lab: int(spec["fixed_cell"]) for lab in cells}
+                if "min_cell" in spec:
+                    cells = {lab: max(n, int(spec["min_cell"])) for lab, n in cells.items()}
+                matrix[dom] = cells
+        total = sum(sum(c.values()) for c in matrix.values())
+        if "splits" in spec:
+            splits = {k: int(v) for k, v in spec["splits"].items()}
+        elif "split_fractions" in spec:
+            splits = _split_sizes(total, spec["split_fractions"])
+        else:
+            raise ConfigError(f"{where}: give either splits or split_fractions.")
+        if sorted(splits) != ["dev", "test", "train"] or sum(splits.values()) != total:
+            raise ConfigError(f"{where}: splits {splits} must be train/dev/test summing to {total}.")
+        out[name] = Profile(name, spec["description"], labels, matrix, splits, dict(data["method_mix"]))
+    return out
+
+
+def load_profile(name: str) -> Profile:
+    from pipeline.registry import Registry
+
+    reg: Registry[Profile] = Registry("profile")
+    for k, v in load_profiles().items():
+        reg.register(k, v)
+    return reg[name]

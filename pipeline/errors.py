@@ -1,0 +1,15 @@
+"""Typed errors. The CLI prints each as one line `error: <what>. <how to fix>` and exits nonzero."""
+
+
+class CacheEvalError(Exception):
+    """Base for errors the CLI reports as one line with exit code 1."""
+
+    exit_code = 1
+
+
+class InputError(CacheEvalError):
+    """Bad input: a file, line or record is malformed. The message names it and how to fix it."""
+
+
+class BuildError(CacheEvalError):
+    """The build could not produce a valid benchmark (a check failed, a quota cell is short)."""
