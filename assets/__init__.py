@@ -1,0 +1,1 @@
+"""Dagster assets, one module per stage; group names live in assets.groups."""

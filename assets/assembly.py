@@ -1,0 +1,77 @@
+"""Assembly: the benchmark rows (with blocking invariant checks), the files under outputs/, the
+calibration report, the baseline reports and the build manifest."""
+
+from collections import Counter
+
+from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
+
+from assets.groups import ASSEMBLY, SOURCES
+from pipeline import outputs as out
+from pipeline.config import load_profile
+from pipeline.resources import BuildSettings
+
+
+@asset(group_name=SOURCES)
+def source_manifest(build: BuildSettings) -> Output[dict]:
+    """Which upstream corpora the datasets dir holds, and the sha256 and size of every input file."""
+    manifest = out.input_manifest(build.datasets())
+    return Output(manifest, metadata={"datasets_dir": str(build.datasets_path or "(none: embedded default)"),
+                                      "corpora_used": MetadataValue.json(manifest["corpora"]),
+                                      "files": len(manifest["files"])})
+
+
+@asset(group_name=ASSEMBLY)
+def cachebench(selected_rows: dict, row_difficulty: dict) -> Output[list]:
+    """The benchmark rows in schema key order, sorted by id, with difficulty and provenance."""
+    rows = out.assemble_rows(selected_rows["rows"], row_difficulty)
+    cells = Counter(f"{r['domain']}/{r['label']}" for r in rows)
+    return Output(rows, metadata={"rows": len(rows), "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in rows))),
+                                  "binary": MetadataValue.json(dict(Counter(r["binary_label"] for r in rows))),
+                                  "cells": MetadataValue.json(dict(sorted(cells.items())))})
+
+
+def _invariant_check(name: str, description: str) -> AssetChecksDefinition:
+    fn = out.INVARIANTS[name]
+
+    @asset_check(asset=cachebench, name=name, blocking=True, description=description)
+    def check(build: BuildSettings, cachebench: list) -> AssetCheckResult:
+        problems, meta = fn(cachebench, load_profile(build.profile))
+        return AssetCheckResult(passed=not problems, metadata={
+            **{k: MetadataValue.json(v) if isinstance(v, (dict, list)) else v for k, v in meta.items()},
+            "problems": MetadataValue.json(problems[:20])})
+
+    return check
+
+
+INVARIANT_CHECKS = [_invariant_check(name, desc) for name, desc in out.INVARIANT_DESCRIPTIONS.items()]
+
+
+@asset(group_name=ASSEMBLY)
+def benchmark_files(build: BuildSettings, cachebench: list) -> Output[dict]:
+    """outputs/cachebench.jsonl and the splits (test published without labels, labels apart)."""
+    written = out.write_benchmark(build.outputs, cachebench)
+    return Output(written, metadata={"files": MetadataValue.json(sorted(written))})
+
+
+@asset(group_name=ASSEMBLY)
+def calibration_report(build: BuildSettings, selected_rows: dict, row_similarities: dict, row_difficulty: dict) -> Output[dict]:
+    """outputs/reports/calibration.md: per-model thresholds, agreement, kappa, and a similarity plot."""
+    written = out.write_calibration(build.outputs, selected_rows["rows"], row_similarities, row_difficulty)
+    return Output(written, metadata={"kappa": round(row_difficulty["kappa"], 4), "files": MetadataValue.json(sorted(written))})
+
+
+@asset(group_name=ASSEMBLY)
+def baseline_reports(build: BuildSettings, cachebench: list) -> Output[dict]:
+    """Reports of the reference baselines (always_miss, always_hit, exact_match) on the benchmark."""
+    written, headline = out.write_baselines(build.outputs, cachebench)
+    return Output(written, metadata={"headline": MetadataValue.json(headline)})
+
+
+@asset(group_name=ASSEMBLY)
+def build_manifest(build: BuildSettings, source_manifest: dict, row_similarities: dict, selected_rows: dict,
+                   benchmark_files: dict, calibration_report: dict, baseline_reports: dict) -> Output[dict]:
+    """outputs/manifest.json: profile, config hash, inputs' sha256, model snapshots, every output's sha256."""
+    manifest = out.write_manifest(build.outputs, load_profile(build.profile), source_manifest,
+                                  row_similarities["snapshots"], selected_rows,
+                                  {**benchmark_files, **calibration_report, **baseline_reports})
+    return Output(manifest, metadata={"outputs": len(manifest["outputs"]), "profile": manifest["profile"]})

@@ -1,0 +1,37 @@
+"""candidate_rows: every generator of one domain (a partition per registered domain)."""
+
+from collections import Counter
+
+from dagster import AssetExecutionContext, MetadataValue, Output, StaticPartitionsDefinition, asset
+
+from assets.groups import GENERATION
+from domains import domain_names, get_domain
+from domains.base import GenContext
+from pipeline.config import load_profile
+from pipeline.resources import BuildSettings
+
+DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
+
+
+@asset(partitions_def=DOMAIN_PARTITIONS, group_name=GENERATION)
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Output[list]:
+    """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
+    domain = context.partition_key
+    spec = get_domain(domain)
+    profile = load_profile(build.profile)
+    ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
+                     datasets=build.datasets())
+    cands, drops, per = [], Counter(), Counter()
+    for method, gen in spec.generators.items():
+        for c in gen(ctx):
+            if c.construction_method != method or c.domain != domain:
+                drops[f"generator_mismatch:{method}"] += 1
+                continue
+            cands.append(c)
+            per[f"{c.label}/{method}"] += 1
+    cands.sort(key=lambda c: c.key)
+    return Output(
+        {"candidates": cands, "drops": dict(drops)},
+        metadata={"candidates": len(cands), "per_label_method": MetadataValue.json(dict(sorted(per.items()))),
+                  "drops": MetadataValue.json(dict(sorted(drops.items())))},
+    )

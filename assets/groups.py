@@ -1,0 +1,7 @@
+"""Asset group names (stages of the flow, left to right)."""
+SOURCES = "sources"
+GENERATION = "generation"
+VERIFICATION = "verification"
+SELECTION = "selection"
+DIFFICULTY = "difficulty"
+ASSEMBLY = "assembly"

@@ -1,0 +1,197 @@
+"""Run the asset graph in process (the same assets the UI runs) and compare builds byte for byte.
+
+A build materialises every domain partition of the generation and verification assets, then the
+unpartitioned downstream assets with their blocking checks. It writes into a staging folder and
+moves files into the output folder only when the whole run succeeded, so a failed build leaves
+committed outputs untouched.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pipeline.errors import BuildError
+
+PARTITIONED = ("candidate_rows", "verified_rows")
+
+
+@dataclass
+class BuildResult:
+    profile: str
+    out_dir: Path
+    files: dict[str, str]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    cells: dict[str, int] = field(default_factory=dict)
+    drops: dict[str, int] = field(default_factory=dict)
+    kappa: float | None = None
+
+
+def _failed_checks(result) -> list[str]:
+    out = []
+    for ev in result.get_asset_check_evaluations():
+        if not ev.passed:
+            meta = {k: getattr(v, "value", v) for k, v in ev.metadata.items()}
+            detail = meta.get("why") or meta.get("problems") or ""
+            if isinstance(detail, list):
+                detail = "; ".join(map(str, detail[:3]))
+            out.append(f"check {ev.check_name} failed: {detail}")
+    return sorted(out)
+
+
+def _step_seconds(instance, run_id: str) -> dict[str, float]:
+    from dagster import DagsterEventType
+
+    starts, out = {}, defaultdict(float)
+    for rec in instance.all_logs(run_id):
+        ev = rec.dagster_event
+        if ev is None or not ev.step_key:
+            continue
+        if ev.event_type == DagsterEventType.STEP_START:
+            starts[ev.step_key] = rec.timestamp
+        elif ev.event_type in (DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE) and ev.step_key in starts:
+            out[ev.step_key] += rec.timestamp - starts[ev.step_key]
+    return dict(out)
+
+
+def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,
+              cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None) -> BuildResult:
+    from dagster import AssetKey, DagsterInstance, FilesystemIOManager, materialize
+
+    from domains import domain_names
+    from pipeline.config import load_profile
+    from pipeline.definitions import all_assets, all_checks
+    from pipeline.paths import OUTPUTS
+    from pipeline.resources import BuildSettings
+
+    load_profile(profile)  # unknown profile: fail before any work
+    target = Path(out_dir) if out_dir else OUTPUTS
+    work = Path(tempfile.mkdtemp(prefix="cacheeval-build-"))
+    staging = work / "out"
+    try:
+        settings = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
+                                 cache_dir=str(cache_dir or ""))
+        resources = {"build": settings, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
+        instance = DagsterInstance.ephemeral()
+        stages: dict[str, float] = defaultdict(float)
+        part_assets = [a for a in all_assets if a.key.to_user_string() in PARTITIONED]
+        for i, domain in enumerate(domain_names(), 1):
+            t0 = time.perf_counter()
+            res = materialize(part_assets, partition_key=domain, resources=resources, instance=instance,
+                              raise_on_error=False)
+            if not res.success:
+                raise BuildError(f"generating {domain} failed: {_first_error(instance, res.run_id)}")
+            for step, s in _step_seconds(instance, res.run_id).items():
+                stages[step] += s
+            progress(f"[{i}/{len(domain_names())}] {domain}: generated and verified in {time.perf_counter() - t0:.1f}s")
+        progress("selecting, embedding, assembling ...")
+        downstream = [AssetKey(a) for a in ("source_manifest", "selected_rows", "row_similarities", "row_difficulty",
+                                             "cachebench", "benchmark_files", "calibration_report", "baseline_reports",
+                                             "build_manifest")]
+        res = materialize([*all_assets, *all_checks], selection=downstream, resources=resources, instance=instance,
+                          raise_on_error=False)
+        for step, s in _step_seconds(instance, res.run_id).items():
+            stages[step] += s
+        failed = _failed_checks(res)
+        if failed:
+            raise BuildError(f"{failed[0]}{f' (+{len(failed) - 1} more failed checks)' if len(failed) > 1 else ''}. "
+                             "Nothing was written; fix the generator or quota named")
+        if not res.success:
+            raise BuildError(f"build failed: {_first_error(instance, res.run_id)}")
+        manifest = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
+        files = dict(manifest["outputs"])
+        _publish(staging, target, [*files, "manifest.json"])
+        bench = [json.loads(line) for line in (target / "cachebench.jsonl").read_text(encoding="utf-8").splitlines()]
+        cells = Counter(f"{r['domain']}/{r['label']}" for r in bench)
+        drops: Counter = Counter()
+        sel = _load_storage_value(work / "storage", "selected_rows")
+        for d, dd in (sel or {}).get("drops", {}).items():
+            for reason, n in dd.items():
+                drops[f"{d}:{reason}"] += n
+        diff = _load_storage_value(work / "storage", "row_difficulty") or {}
+        return BuildResult(profile, target, files, dict(stages), dict(sorted(cells.items())), dict(sorted(drops.items())),
+                           diff.get("kappa"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _load_storage_value(storage: Path, key: str):
+    import pickle
+
+    path = storage / key
+    if not path.is_file():
+        return None
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
+
+
+def _first_error(instance, run_id: str) -> str:
+    from dagster import DagsterEventType
+
+    for rec in instance.all_logs(run_id):
+        ev = rec.dagster_event
+        if ev is not None and ev.event_type == DagsterEventType.STEP_FAILURE:
+            err = ev.step_failure_data.error
+            while err.cause is not None and err.cls_name in ("DagsterExecutionStepExecutionError",):
+                err = err.cause
+            return f"{ev.step_key}: {err.cls_name}: {err.message.strip().splitlines()[0] if err.message else ''}"
+    return "see the Dagster run log"
+
+
+def _publish(staging: Path, target: Path, rel_paths: list[str]) -> None:
+    """Move every staged file into place (each rename is atomic), manifest last."""
+    for rel in sorted(rel_paths, key=lambda r: (r == "manifest.json", r)):
+        dest = target / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.publish")
+        shutil.copyfile(staging / rel, tmp)
+        tmp.replace(dest)
+
+
+@dataclass(frozen=True)
+class Difference:
+    file: str
+    detail: str
+
+
+def compare_outputs(committed: Path, rebuilt: Path) -> list[Difference]:
+    """Every file the committed manifest lists (and the manifest itself), byte for byte; for JSONL
+    the first differing row id and field."""
+    manifest_path = committed / "manifest.json"
+    if not manifest_path.is_file():
+        raise BuildError(f"{manifest_path}: no build manifest. Run `cacheeval build` first")
+    listed = sorted(json.loads(manifest_path.read_text(encoding="utf-8"))["outputs"])
+    rebuilt_listed = sorted(json.loads((rebuilt / "manifest.json").read_text(encoding="utf-8"))["outputs"])
+    diffs = []
+    for rel in sorted(set(listed) | set(rebuilt_listed)) + ["manifest.json"]:
+        a, b = committed / rel, rebuilt / rel
+        if not a.is_file() or not b.is_file():
+            diffs.append(Difference(rel, "missing from the committed outputs" if not a.is_file() else "not produced by the rebuild"))
+            continue
+        da, db = a.read_bytes(), b.read_bytes()
+        if da != db:
+            diffs.append(Difference(rel, _first_difference(rel, da, db)))
+    return diffs
+
+
+def _first_difference(rel: str, a: bytes, b: bytes) -> str:
+    if not rel.endswith(".jsonl"):
+        i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return f"first difference at byte {i}"
+    la, lb = a.decode("utf-8", "replace").splitlines(), b.decode("utf-8", "replace").splitlines()
+    for n, (x, y) in enumerate(zip(la, lb), 1):
+        if x == y:
+            continue
+        try:
+            ra, rb = json.loads(x), json.loads(y)
+        except json.JSONDecodeError:
+            return f"line {n}: not valid JSON in one of the files"
+        rid = ra.get("id", f"line {n}")
+        fields_ = [k for k in list(ra) + [k for k in rb if k not in ra] if ra.get(k) != rb.get(k)]
+        return f"row {rid}: field {fields_[0] if fields_ else '(key order or formatting)'} differs"
+    return f"{len(la)} rows committed vs {len(lb)} rebuilt"

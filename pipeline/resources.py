@@ -1,0 +1,45 @@
+"""Dagster resources: the build's settings (profile, output folder, datasets dir, cache folder).
+
+Environment variables are read when a resource is used, never at import."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import ConfigurableResource
+
+from pipeline.paths import OUTPUTS, PROJECT_ROOT
+
+
+class BuildSettings(ConfigurableResource):
+    """What to build and where. Empty strings mean the defaults documented on each property."""
+
+    profile: str = "v1.1"
+    out_dir: str = ""
+    datasets_dir: str = ""
+    cache_dir: str = ""
+
+    @property
+    def outputs(self) -> Path:
+        """`out_dir`, else the project's outputs/."""
+        return Path(self.out_dir) if self.out_dir else OUTPUTS
+
+    @property
+    def caches(self) -> Path:
+        """`cache_dir`, else $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."""
+        return Path(self.cache_dir or os.environ.get("CACHEEVAL_CACHE_DIR") or PROJECT_ROOT / ".cache" / "cacheeval")
+
+    @property
+    def datasets_path(self) -> Path | None:
+        """`datasets_dir`, else $CACHEEVAL_DATASETS_DIR, else None (the embedded default)."""
+        raw = self.datasets_dir or os.environ.get("CACHEEVAL_DATASETS_DIR", "")
+        return Path(raw) if raw else None
+
+    def datasets(self):
+        """The DatasetsDir for real corpora, or None for the embedded default."""
+        path = self.datasets_path
+        if path is None:
+            return None
+        from sources.datasets_dir import DatasetsDir
+
+        return DatasetsDir(path)

@@ -1,0 +1,78 @@
+"""Byte-stable output: one JSON object per line, schema key order, fixed separators,
+`ensure_ascii=False`, `allow_nan=False`, Python types only, rows sorted by id; every file is
+written to a temporary name beside its target and renamed, so a reader never sees half a file."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from pipeline.harness import ROW_FIELDS
+
+
+def dumps_line(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Only plain Python JSON types may reach a committed output (numpy scalars change bytes)."""
+    if value is None or type(value) in (str, bool, int, float):
+        return
+    if type(value) is list:
+        for i, v in enumerate(value):
+            _check_plain(v, f"{where}[{i}]")
+        return
+    if type(value) is dict:
+        for k, v in value.items():
+            if type(k) is not str:
+                raise TypeError(f"{where}: non-string key {k!r}")
+            _check_plain(v, f"{where}.{k}")
+        return
+    raise TypeError(f"{where}: {type(value).__name__} is not a plain JSON type")
+
+
+def ordered_row(row: dict) -> dict:
+    """The row with the 22 schema fields first, in schema order, then provenance fields."""
+    missing = [k for k in ROW_FIELDS if k not in row]
+    if missing:
+        raise KeyError(f"row {row.get('id')}: missing {missing}")
+    out = {k: row[k] for k in ROW_FIELDS}
+    out.update({k: row[k] for k in row if k not in out})
+    return out
+
+
+def jsonl_bytes(rows: Iterable[dict], sort_by_id: bool = True) -> bytes:
+    rows = list(rows)
+    if sort_by_id:
+        rows.sort(key=lambda r: r["id"])
+    lines = []
+    for r in rows:
+        _check_plain(r, r.get("id", "row"))
+        lines.append(dumps_line(r))
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    atomic_write(path, jsonl_bytes(rows))
+
+
+def write_json(path: Path, obj: Any) -> None:
+    _check_plain(obj, path.name)
+    atomic_write(path, (json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n").encode("utf-8"))
