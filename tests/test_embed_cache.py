@@ -1,0 +1,46 @@
+"""The embedding cache: keyed on the model's file hash, so a changed model never reuses vectors."""
+import numpy as np
+
+from pipeline.embed_cache import EmbeddingCache, embed_texts
+from pipeline.embedders import EmbedderSpec
+
+
+def fake_loader(calls):
+    # A test double at the model boundary: deterministic vectors from text length.
+    def load(spec, cache_dir):
+        def enc(texts):
+            calls.append(list(texts))
+            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+        return enc
+    return load
+
+
+def spec_for(folder) -> EmbedderSpec:
+    return EmbedderSpec("t", "sentence_transformers", "t", {"path": str(folder)}, "", "mean", True)
+
+
+def test_hit_then_miss_when_weights_change(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"v1")
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    calls = []
+    v1, w1 = embed_texts(spec_for(model), ["a", "bb"], cache, tmp_path, loader=fake_loader(calls))
+    v2, w2 = embed_texts(spec_for(model), ["bb", "a"], cache, tmp_path, loader=fake_loader(calls))
+    assert len(calls) == 1 and w1 == w2 and np.array_equal(v1[0], v2[1])
+    (model / "weights.bin").write_bytes(b"v2-changed")
+    _, w3 = embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
+    assert w3 != w1 and len(calls) == 2
+
+
+def test_corrupt_entry_is_recomputed(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"v1")
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    calls = []
+    embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
+    cache.db.execute("UPDATE embeddings SET vec = ?", (b"\x00\x01",))
+    cache.db.commit()
+    vec, _ = embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
+    assert len(calls) == 2 and vec.shape == (1, 3)

@@ -1,0 +1,78 @@
+"""Selection, apportionment and splits: pure functions, hand-checked expectations."""
+from collections import Counter
+
+import pytest
+
+from domains.base import Candidate, Outcome, Provenance
+from pipeline.config import Profile
+from pipeline.selection import apportion, assign_splits, request_key, select, select_cell
+
+MIX = {"real_traffic_mined": 520, "lm_generated": 490, "adversarial_perturbation": 473, "intent_bottom_up": 338,
+       "existing_benchmark": 179, "curated": 1}
+
+
+def cand(i: int, label: str = "EQUIV", method: str = "curated", domain: str = "math", qa: str | None = None) -> Candidate:
+    return Candidate(domain=domain, subcategory="s", label=label, query_a=qa or f"question {i} a", query_b=f"question {i} b",
+                     expected_answer_a="1", expected_answer_b="1", rationale="r", verification_method="rubric",
+                     verification_payload={}, construction_method=method, source="curated",
+                     real_world_grounding="g", provenance=Provenance("t", "1"))
+
+
+def test_apportion_largest_remainder_and_caps():
+    assert apportion(10, {"a": 1, "b": 1, "c": 1}) == {"a": 4, "b": 3, "c": 3}
+    assert apportion(10, {"a": 3, "b": 1}, {"a": 2, "b": 100}) == {"a": 2, "b": 8}
+    assert apportion(5, {"a": 1}, {"a": 3}) == {"a": 3}  # not enough anywhere: a short cell
+
+
+def test_select_cell_follows_mix_and_is_order_independent():
+    cands = [cand(i, method="curated") for i in range(10)] + [cand(100 + i, method="adversarial_perturbation") for i in range(10)]
+    chosen, used = select_cell("math", "ADVERSARIAL", 6, cands, MIX)
+    assert used["adversarial_perturbation"] == 6 and used["curated"] == 0  # weight 473 vs 1
+    again, _ = select_cell("math", "ADVERSARIAL", 6, list(reversed(cands)), MIX)
+    assert [c.key for c in chosen] == [c.key for c in again]
+    small, _ = select_cell("math", "ADVERSARIAL", 3, cands, MIX)
+    assert [c.key for c in small] == [c.key for c in chosen][:3]  # a smaller profile takes a prefix
+
+
+def test_select_cell_fills_from_other_methods_when_one_runs_out():
+    cands = [cand(i, method="curated") for i in range(10)] + [cand(100, method="lm_generated")]
+    chosen, used = select_cell("math", "EQUIV", 5, cands, MIX)
+    assert len(chosen) == 5 and used["lm_generated"] == 1 and used["curated"] == 4
+
+
+def profile(cells: dict, splits: dict) -> Profile:
+    return Profile("t", "t", ("EQUIV", "PARA_SAFE", "RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"), cells, splits, MIX)
+
+
+def test_select_reports_shortfall_per_cell():
+    verified = {"math": [(cand(i), Outcome("deterministic", True, "ok")) for i in range(3)]}
+    sel = select(profile({"math": {"EQUIV": 5}}, {"train": 3, "dev": 1, "test": 1}), verified)
+    assert sel.shortfalls == {("math", "EQUIV"): 2}
+    assert sel.rows == []
+
+
+def test_splits_are_exact_and_keep_test_queries_out_of_train_dev():
+    items = []
+    for g in range(40):  # 40 families of 3 rows sharing query_a, plus singletons
+        for k, lab in enumerate(["EQUIV", "PARA_SAFE", "ADVERSARIAL"]):
+            items.append(cand(g * 10 + k, label=lab, qa=f"family {g}"))
+    items += [cand(1000 + i, label="UNRELATED") for i in range(40)]
+    splits = assign_splits(items, {"train": 80, "dev": 40, "test": 40})
+    assert Counter(splits) == {"train": 80, "dev": 40, "test": 40}
+    test_keys = {request_key(c.query_a, None, None) for c, s in zip(items, splits) if s == "test"}
+    other = {request_key(c.query_a, None, None) for c, s in zip(items, splits) if s != "test"}
+    assert not test_keys & other
+    assert splits == assign_splits(list(items), {"train": 80, "dev": 40, "test": 40})
+
+
+def test_select_numbers_rows_per_domain():
+    verified = {"math": [(cand(i, label=lab), Outcome("deterministic", True, "ok"))
+                         for i, lab in enumerate(["EQUIV"] * 4 + ["UNRELATED"] * 4)]}
+    sel = select(profile({"math": {"EQUIV": 2, "UNRELATED": 2}}, {"train": 2, "dev": 1, "test": 1}), verified)
+    assert [r.id for r in sel.rows] == ["cb-math-0001", "cb-math-0002", "cb-math-0003", "cb-math-0004"]
+    assert [r.candidate.label for r in sel.rows] == ["EQUIV", "EQUIV", "UNRELATED", "UNRELATED"]
+
+
+def test_split_sizes_must_add_up():
+    with pytest.raises(ValueError):
+        assign_splits([cand(1)], {"train": 1, "dev": 1, "test": 0})
