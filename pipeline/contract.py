@@ -1,0 +1,190 @@
+"""The row contract: every row of a benchmark file against configs/row.schema.json, plus what a
+schema cannot say (key order, the binary label's derivation, id uniqueness, id matching domain).
+
+Every problem of a file is reported, one line each: `error: <file>:<line>: <field>: <problem>.
+<how to fix>`; a line that is not JSON uses the field `<json>`. Unlike the harness, this module
+may use jsonschema.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from domains.base import binary_label
+from pipeline.errors import InputError
+from pipeline.harness import ROW_FIELDS
+from pipeline.paths import ROW_SCHEMA
+
+_RANK = {name: i for i, name in enumerate(ROW_FIELDS)}
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number",
+               bool: "boolean", type(None): "null"}
+_ID_PREFIX = "cb-"
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(ROW_SCHEMA.read_text(encoding="utf-8"))
+    cls = jsonschema.Draft202012Validator
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _schema_problems(row: dict) -> list[tuple[str, str]]:
+    """(field path, problem) for every schema violation of one row."""
+    out: list[tuple[str, str]] = []
+    for err in _validator().iter_errors(row):
+        where = _path(err.absolute_path)
+        kind, inst = err.validator, err.instance
+        if kind == "required":
+            # jsonschema raises one error per missing name; recompute names to avoid parsing text.
+            for name in err.validator_value:
+                if isinstance(inst, dict) and name not in inst:
+                    field = f"{where}.{name}" if where else name
+                    out.append((field, "missing required field. Add it (every row has the 22 fields of BENCHMARK.md)"))
+        elif kind == "additionalProperties":
+            allowed = err.schema.get("properties", {})
+            for name in inst:
+                if name not in allowed:
+                    field = f"{where}.{name}" if where else name
+                    out.append((field, "unknown field. Remove it, or declare it in configs/row.schema.json"))
+        elif kind == "enum":
+            out.append((where, f"{inst!r} is not allowed. Use one of: {', '.join(map(str, err.validator_value))}"))
+        elif kind == "pattern":
+            fix = "Use cb-<domain>-<4 digits>, e.g. cb-math-0007" if where == "id" else "Match the pattern"
+            out.append((where, f"{inst!r} does not match {err.validator_value}. {fix}"))
+        elif kind == "type":
+            want = err.validator_value
+            want = " or ".join(want) if isinstance(want, list) else want
+            out.append((where, f"expected {want}, got {_json_type(inst)}. Fix the value's type"))
+        elif kind == "minLength":
+            out.append((where, "must not be empty. Write the text"))
+        else:
+            out.append((where, f"{err.message.splitlines()[0]}. Fix the value"))
+    # A missing field is also "missing" for every later check, so each field says it once.
+    seen, unique = set(), []
+    for item in out:
+        if item not in seen:
+            seen.add(item)
+            unique.append(item)
+    return unique
+
+
+def _order_problem(row: dict) -> tuple[str, str] | None:
+    keys = list(row)
+    expected = [k for k in ROW_FIELDS if k in row] + [k for k in keys if k not in _RANK]
+    for pos, (got, want) in enumerate(zip(keys, expected), 1):
+        if got != want:
+            return (got, f"key out of order: key {pos} is '{got}', expected '{want}'. Write the 22 row keys "
+                         "in BENCHMARK.md order, provenance fields after them")
+    return None
+
+
+def _label_problem(row: dict) -> tuple[str, str] | None:
+    label, method, given = row.get("label"), row.get("verification_method"), row.get("binary_label")
+    v = _validator().schema["properties"]
+    if (label not in v["label"]["enum"] or method not in v["verification_method"]["enum"]
+            or given not in v["binary_label"]["enum"]):
+        return None  # the enum errors already say what is wrong
+    want = binary_label(label, method)
+    if given == want:
+        return None
+    why = ("policy_no_cache forces MISS" if method == "policy_no_cache"
+           else "HIT exactly for EQUIV and PARA_SAFE")
+    return ("binary_label", f"'{given}' contradicts label '{label}' with verification_method '{method}' "
+                            f"({why}). Set it to '{want}'")
+
+
+def _id_domain_problem(row: dict) -> tuple[str, str] | None:
+    rid, domain = row.get("id"), row.get("domain")
+    if not isinstance(rid, str) or not isinstance(domain, str) or not rid.startswith(_ID_PREFIX):
+        return None
+    domains = _validator().schema["properties"]["domain"]["enum"]
+    named = rid[len(_ID_PREFIX):].rpartition("-")[0]
+    if named in domains and domain in domains and named != domain:
+        return ("id", f"'{rid}' names domain '{named}' but the row's domain is '{domain}'. "
+                      f"Use cb-{domain}-<4 digits>")
+    return None
+
+
+def validate_rows(rows: list[tuple[int, dict]], filename: str) -> list[str]:
+    """Every contract error of already parsed rows, given as (line number, object) pairs.
+
+    Returns one line per problem, `error: <file>:<line>: <field>: <problem>`, in line order."""
+    return [text for _, text in _row_errors(rows, filename)]
+
+
+def _row_errors(rows: list[tuple[int, dict]], filename: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, int, int, str]] = []
+    first_line: dict[str, int] = {}
+    for lineno, row in rows:
+        if not isinstance(row, dict):
+            out.append((lineno, -1, 0, f"<json>: expected a JSON object, got {_json_type(row)}. "
+                                       "Write one JSON object per line"))
+            continue
+        problems = _schema_problems(row)
+        for check in (_order_problem, _label_problem, _id_domain_problem):
+            found = check(row)
+            if found:
+                problems.append(found)
+        rid = row.get("id")
+        if isinstance(rid, str):
+            if rid in first_line:
+                problems.append(("id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
+                                       "Give every row its own id"))
+            else:
+                first_line[rid] = lineno
+        for seq, (field, problem) in enumerate(problems):
+            top = field.split(".")[0].split("[")[0]
+            out.append((lineno, _RANK.get(top, len(_RANK)), seq, f"{field}: {problem}"))
+    out.sort(key=lambda t: t[:3])
+    return [(lineno, f"error: {filename}:{lineno}: {text}.") for lineno, _, _, text in out]
+
+
+def check_file(path: str | Path) -> tuple[int, list[str]]:
+    """(number of rows, contract errors) of a JSONL file; InputError if it cannot be read."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{name}: file not found. Pass the path of a benchmark JSONL file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{name}: cannot read ({exc}). Pass a UTF-8 JSONL file") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last row
+    rows: list[tuple[int, dict]] = []
+    json_errors: list[tuple[int, str]] = []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            json_errors.append((lineno, f"error: {name}:{lineno}: <json>: blank line. Remove it."))
+            continue
+        try:
+            rows.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            json_errors.append((lineno, f"error: {name}:{lineno}: <json>: invalid JSON: {exc.msg} "
+                                        f"(column {exc.colno}). Write one JSON object per line."))
+    if not lines:
+        json_errors.append((1, f"error: {name}:1: <json>: no rows. Write one JSON object per line."))
+    # A line is either unparsable or a row, so a stable sort by line number keeps each row's order.
+    errors = sorted(_row_errors(rows, name) + json_errors, key=lambda e: e[0])
+    return len(rows), [text for _, text in errors]
+
+
+def validate_file(path: str | Path) -> list[str]:
+    """Every contract error of a benchmark JSONL file, one line each (empty when it is valid)."""
+    return check_file(path)[1]
