@@ -1,0 +1,285 @@
+"""The tool domain: curated schemas, operators, the json_schema_call verifier, policy and quota."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from domains import tool
+from domains.base import HIT_LABELS, LABELS, normalize_text, stable_rng
+from domains.check import generate_verified
+from domains.verify import verify
+from domains.verify.tool_call import canonical_call, json_schema_call, parse_call
+from pipeline.config import load_profile
+from pipeline.errors import InputError
+from pipeline.paths import PROJECT_ROOT
+
+CANDS, DROPS = tool.plan()
+DATA = tool.load()
+
+
+def _first(pred):
+    return next(c for c in CANDS if pred(c))
+
+
+def _plain(c):
+    return c.verification_method == "json_schema_call"
+
+
+# ----------------------------------------------------------------------------- curated source
+
+def test_curated_file_has_25_tools_over_the_required_categories():
+    primary = [t for t in DATA.tools if t not in {a["name"] for a in DATA.alternative.values()}]
+    assert len(primary) >= 25
+    for cat in ("calendar", "travel", "messaging", "banking", "files", "weather", "search", "smart_home"):
+        assert DATA.categories[cat], cat
+    assert all(isinstance(m, bool) and isinstance(t, bool) for m, t in DATA.flags.values())
+
+
+def test_every_intent_instance_gives_a_schema_valid_canonical_call():
+    for intent in DATA.intents.values():
+        for idx, inst in enumerate(intent.instances):
+            seed = tool.Seed(intent.id, tuple(sorted(inst.items())), 0, ())
+            assert tool._call_valid(seed), (intent.id, idx, tool.call_text(seed))
+            text = tool.call_text(seed)
+            assert text == canonical_call(*parse_call(text))
+
+
+def test_bad_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
+    text = tool.SOURCE_FILE.read_text(encoding="utf-8").replace(
+        '"What time zone is {city} in?"', '"What time zone is it in?"')
+    bad = tmp_path / "tool.yaml"
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
+    tool.load.cache_clear()
+    try:
+        with pytest.raises(InputError) as err:
+            tool.load()
+    finally:
+        monkeypatch.undo()
+        tool.load.cache_clear()
+    msg = str(err.value)
+    assert msg.startswith("sources/curated/tool.yaml: intents[get_timezone]: phrasing") and "\n" not in msg
+
+
+# ----------------------------------------------------------------------------- operators
+
+_SEEDS = [(i.id, k) for i in DATA.intents.values() for k in range(len(i.instances))]
+
+
+@st.composite
+def seeds(draw):
+    intent_id, idx = draw(st.sampled_from(_SEEDS))
+    intent = DATA.intents[intent_id]
+    inst = intent.instances[idx]
+    phrasing = draw(st.integers(0, len(intent.phrasings) - 1))
+    forms = tuple((s.name, draw(st.integers(0, 4))) for s in intent.slots)
+    return tool.Seed(intent_id, tuple(sorted(inst.items())), phrasing, forms)
+
+
+@pytest.mark.parametrize("name", sorted(tool.OPERATORS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=seeds(), salt=st.integers(0, 10_000))
+def test_each_operator_changes_the_canonical_call(name, seed, salt):
+    res = tool.OPERATORS[name].apply(seed, stable_rng("test", name, salt))
+    if res is None:
+        return
+    variant, params = res
+    assert tool.call_text(variant) != tool.call_text(seed)
+    assert tool._call_valid(variant)
+    assert params
+    if name != "tool_list_swap":
+        # one answer-determining token changed: the text changes too, the phrasing does not
+        assert tool.render(variant) != tool.render(seed)
+        assert variant.phrasing == seed.phrasing and variant.forms == seed.forms
+
+
+@pytest.mark.parametrize("name", sorted(tool.OPERATORS))
+def test_each_operator_applies_somewhere_and_made_rows(name):
+    used = Counter(c.provenance.operator for c in CANDS if c.label == "ADVERSARIAL")
+    assert used[name] >= 3
+
+
+def test_adversarial_rows_are_operator_rows_with_params():
+    adv = [c for c in CANDS if c.label == "ADVERSARIAL"]
+    assert adv
+    for c in adv:
+        assert c.construction_method == "adversarial_perturbation"
+        assert c.provenance.operator in tool.OPERATORS and c.provenance.operator_params
+
+
+# ----------------------------------------------------------------------------- verifier
+
+def test_verifier_accepts_a_true_hit():
+    c = _first(lambda c: c.label == "PARA_SAFE" and _plain(c))
+    out = json_schema_call(c)
+    assert out.passed and out.tier == "deterministic" and out.reason == "ok"
+
+
+@pytest.mark.parametrize("label", ["RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"])
+def test_verifier_accepts_each_miss_kind_and_rejects_it_with_equal_calls(label):
+    c = _first(lambda c: c.label == label and _plain(c))
+    assert json_schema_call(c).passed
+    same = c.with_(expected_answer_b=c.expected_answer_a, tools_b=c.tools_a)
+    out = json_schema_call(same)
+    assert not out.passed and out.reason == "calls_equal_for_miss"
+
+
+def test_verifier_rejects_a_hit_whose_calls_differ():
+    c = _first(lambda c: c.label == "ADVERSARIAL" and _plain(c) and c.provenance.operator == "date_change")
+    out = json_schema_call(c.with_(label="EQUIV"))
+    assert not out.passed and out.reason == "calls_differ_for_hit"
+
+
+def test_tool_list_swap_differs_only_by_the_offered_tool():
+    c = _first(lambda c: c.provenance.operator == "tool_list_swap" and _plain(c))
+    assert normalize_text(c.query_a) == normalize_text(c.query_b)
+    assert c.tools_a != c.tools_b
+    assert json_schema_call(c).passed
+    # Offer B's tools to A: A's tool is not offered there, so A fails.
+    out = json_schema_call(c.with_(tools_a=c.tools_b))
+    assert not out.passed and out.reason == "tool_a_not_offered"
+
+
+def test_verifier_rejects_schema_violations_and_non_canonical_text():
+    c = _first(lambda c: c.label == "EQUIV" and _plain(c) and '"date"' in c.expected_answer_a)
+    name, args = parse_call(c.expected_answer_a)
+    bad_date = canonical_call(name, {**args, "date": "March 3, 2025"})
+    out = json_schema_call(c.with_(expected_answer_a=bad_date, expected_answer_b=bad_date))
+    assert not out.passed and out.reason == "call_a_violates_schema"
+    extra = canonical_call(name, {**args, "colour": "red"})
+    assert json_schema_call(c.with_(expected_answer_a=extra)).reason == "call_a_violates_schema"
+    loose = json.dumps(json.loads(c.expected_answer_a), indent=1)
+    assert json_schema_call(c.with_(expected_answer_a=loose)).reason == "call_a_not_canonical_json"
+    assert json_schema_call(c.with_(expected_answer_b="send it")).reason == "call_b_not_a_call"
+
+
+def test_remote_ref_is_never_fetched(monkeypatch):
+    attempts = []
+
+    def no_network(*args, **kwargs):
+        attempts.append(args)
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    c = _first(lambda c: c.label == "EQUIV" and _plain(c))
+    name = parse_call(c.expected_answer_a)[0]
+    remote = ({"name": name, "description": "x", "parameters": {"$ref": "http://example.invalid/x"}},)
+    out = verify(c.with_(tools_a=remote, tools_b=remote))
+    assert not out.passed and out.reason == "schema_a_remote_ref_refused"
+    nested = ({"name": name, "description": "x", "parameters": {
+        "type": "object", "properties": {"date": {"$ref": "https://example.invalid/date.json"}}}},)
+    out = verify(c.with_(tools_a=nested, tools_b=nested))
+    assert not out.passed and out.reason == "schema_a_remote_ref_refused"
+    assert attempts == []
+
+
+def test_registry_refuses_retrieval_even_without_the_static_check(monkeypatch):
+    from domains.verify import tool_call
+
+    monkeypatch.setattr(tool_call, "_non_local_refs", lambda schema: [])
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: pytest.fail("network access attempted"))
+    c = _first(lambda c: c.label == "EQUIV" and _plain(c))
+    name = parse_call(c.expected_answer_a)[0]
+    remote = ({"name": name, "description": "x", "parameters": {"$ref": "http://example.invalid/x"}},)
+    out = json_schema_call(c.with_(tools_a=remote, tools_b=remote))
+    assert not out.passed and out.reason == "schema_a_remote_ref_refused"
+
+
+def test_local_ref_still_resolves():
+    c = _first(lambda c: _plain(c) and c.label == "PARA_SAFE" and "convert_units" in c.expected_answer_a)
+    assert '"$ref"' in json.dumps(c.tools_a) and json_schema_call(c).passed
+
+
+# ----------------------------------------------------------------------------- policy
+
+def test_mutating_and_time_sensitive_rows_are_binary_miss():
+    seen = Counter()
+    for c in CANDS:
+        names = [parse_call(t)[0] for t in (c.expected_answer_a, c.expected_answer_b)]
+        mut = any(DATA.flags[n][0] for n in names)
+        ts = any(DATA.flags[n][1] for n in names)
+        if mut or ts:
+            assert c.verification_method == "policy_no_cache" and c.binary_label == "MISS"
+            want = "mutation" if mut else "time_sensitive"
+            assert c.verification_payload["policy"] == want == tool.policy(c)
+            assert c.verification_payload["underlying_method"] == "json_schema_call"
+            seen[(want, c.label in HIT_LABELS)] += 1
+        else:
+            assert c.verification_method == "json_schema_call" and tool.policy(c) is None
+    assert all(seen[(p, True)] >= 5 for p in ("mutation", "time_sensitive")), seen
+
+
+def test_identical_mutation_request_is_verified_miss():
+    c = _first(lambda c: c.label == "EQUIV" and c.query_a == c.query_b)
+    assert c.verification_payload["policy"] == "mutation" and c.binary_label == "MISS"
+    assert verify(c).passed
+
+
+def test_policy_claim_must_match_the_domain():
+    c = _first(lambda c: c.label == "EQUIV" and c.verification_method == "policy_no_cache"
+               and c.verification_payload["policy"] == "mutation")
+    wrong = c.with_(verification_payload={**c.verification_payload, "policy": "time_sensitive"})
+    assert verify(wrong).reason == "policy_not_held_by_domain"
+    plain = _first(lambda c: c.label == "EQUIV" and _plain(c))
+    claim = plain.with_(verification_method="policy_no_cache", verification_payload={"policy": "mutation"})
+    assert not verify(claim).passed
+
+
+# ----------------------------------------------------------------------------- quota and families
+
+def _family_sizes(cands):
+    parent = {}
+
+    def root(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    uses = Counter()
+    for c in cands:
+        a, b = normalize_text(c.query_a), normalize_text(c.query_b)
+        for t in {a, b}:
+            uses[t] += 1
+        parent[root(a)] = root(b)
+    fam = Counter(root(normalize_text(c.query_a)) for c in cands)
+    return uses, fam
+
+
+@pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
+def test_quota_met_with_margin_and_plain_hits(profile):
+    need = dict(load_profile(profile).matrix["tool"])
+    rep = generate_verified("tool", need, profile=profile)
+    for lab in LABELS:
+        assert len(rep.kept[lab]) >= max(need[lab], 40) * 1.1, (lab, len(rep.kept[lab]))
+    for lab in HIT_LABELS:
+        plain = [c for c in rep.kept[lab] if c.binary_label == "HIT"]
+        assert len(plain) >= need[lab] * 1.1 and len(plain) > len(rep.kept[lab]) / 2
+    kept = [c for lab in LABELS for c in rep.kept[lab]]
+    uses, fam = _family_sizes(kept)
+    assert max(uses.values()) <= 3 and max(fam.values()) <= 6
+    for c in kept:
+        assert c.query_a != c.query_b or c.verification_method == "policy_no_cache"
+        assert c.source == "curated" and c.provenance.generator == f"tool.{c.construction_method}"
+        assert c.subcategory and c.real_world_grounding and c.provenance.template_id
+
+
+def test_generation_is_deterministic_across_hash_seeds():
+    code = ("from domains.tool import plan; from domains.base import stable_hash; "
+            "print(stable_hash([c.key for c in plan()[0]]))")
+    outs = []
+    for seed in ("1", "987"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        outs.append(subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env,
+                                   capture_output=True, text=True, check=True).stdout)
+    assert outs[0] == outs[1] and len(outs[0].strip()) == 64
