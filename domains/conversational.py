@@ -1,0 +1,258 @@
+"""conversational: advice, opinions, small talk and recommendations.
+
+Seeds come from sources/curated/conversational.yaml: a request template with one
+answer-determining slot, equivalent wordings, three rubric criteria, operator swaps of the slot and
+a related question. Labels: EQUIV = surface variant of one wording; PARA_SAFE = two wordings of the
+same request; RELATED_UNSAFE = another question on the same topic; ADVERSARIAL = the slot changed by
+an operator (audience swap, polarity swap pros -> cons, constraint change vegetarian -> vegan,
+topic or location swap); UNRELATED = requests from different seeds and subcategories. Verifier:
+`rubric`. Time-sensitive requests (weather, news, scores, prices) are `policy_no_cache` with policy
+"time_sensitive" whatever their label, with the rubric as the underlying check.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping
+
+from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
+from pipeline.errors import InputError
+from pipeline.paths import CURATED
+
+DOMAIN = "conversational"
+VERSION = "1"
+SOURCE_FILE = CURATED / "conversational.yaml"
+SEED_KEYS = {"id", "subcategory", "slot", "value", "swaps", "wordings", "criteria", "answer", "related"}
+TIME_SENSITIVE = "time_sensitive"
+SWAP_OPERATORS = ("audience_swap", "polarity_swap", "constraint_change", "topic_swap", "location_swap",
+                  "direction_swap", "identifier_swap")
+# v1.1 needs 60/60/50/40/50; the rest is margin for verifier drops.
+CAP = {"EQUIV": 70, "PARA_SAFE": 70, "RELATED_UNSAFE": 60, "ADVERSARIAL": 50, "UNRELATED": 60}
+
+
+@lru_cache(maxsize=1)
+def _seed() -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
+    if not isinstance(data, dict) or "seeds" not in data or "greetings" not in data:
+        raise InputError(f"{SOURCE_FILE}: top level must hold greetings and seeds. Add them")
+    ids = set()
+    for i, s in enumerate(data["seeds"]):
+        where = f"{SOURCE_FILE}:seeds[{i}] ({s.get('id') if isinstance(s, dict) else '?'})"
+        if not isinstance(s, dict) or set(s) != SEED_KEYS:
+            got = sorted(s) if isinstance(s, dict) else type(s).__name__
+            raise InputError(f"{where}: keys must be {', '.join(sorted(SEED_KEYS))}, got {got}. Fix the record")
+        if s["id"] in ids:
+            raise InputError(f"{where}: duplicate id. Give each seed its own id")
+        ids.add(s["id"])
+        if len(s["criteria"]) != 3 or len(s["related"]["criteria"]) != 3 or len(s["wordings"]) < 3:
+            raise InputError(f"{where}: needs 3 criteria, 3 related criteria and at least 3 wordings. Fix the record")
+        for w in s["wordings"]:
+            if "{" + s["slot"] + "}" not in w:
+                raise InputError(f"{where}: wording '{w}' lacks the slot {{{s['slot']}}}. Put the slot in every wording")
+        for sw in s["swaps"]:
+            if sw.get("operator") not in SWAP_OPERATORS or sw.get("to") in (None, s["value"]):
+                raise InputError(f"{where}: swap {sw} needs an operator among {', '.join(SWAP_OPERATORS)} and a new value. Fix it")
+    return data
+
+
+def seeds() -> list[dict]:
+    return [dict(s) for s in _seed()["seeds"]]
+
+
+def wording(seed: Mapping, n: int, value: str | None = None) -> str:
+    """The n-th wording of a seed: wordings rotate first, then greetings ("Hi! ...")."""
+    ws = seed["wordings"]
+    greet = _seed()["greetings"]
+    return greet[(n // len(ws)) % len(greet)] + ws[n % len(ws)].format(**{seed["slot"]: value or seed["value"]})
+
+
+def criteria(seed: Mapping, value: str | None = None) -> list[str]:
+    return [c.format(**{seed["slot"]: value or seed["value"]}) for c in seed["criteria"]]
+
+
+def answer(seed: Mapping, value: str | None = None) -> str:
+    return seed["answer"].format(**{seed["slot"]: value or seed["value"]})
+
+
+# ---- operators: each swaps the seed's slot for one of its curated replacements ----
+
+def _make_swap(op: str) -> Callable[..., tuple[str, str] | None]:
+    def apply(seed: Mapping, rng: Any = None) -> tuple[str, str] | None:
+        """Return (old value, new value) for the first curated swap of this operator, or None."""
+        for sw in seed["swaps"]:
+            if sw["operator"] == op:
+                return seed["value"], sw["to"]
+        return None
+    return apply
+
+
+OPERATORS = {
+    "audience_swap": Operator("audience_swap", "change who the answer is for (beginner -> expert)", _make_swap("audience_swap")),
+    "polarity_swap": Operator("polarity_swap", "flip the direction of the request (pros -> cons)", _make_swap("polarity_swap")),
+    "constraint_change": Operator("constraint_change", "change a constraint (vegetarian -> vegan)", _make_swap("constraint_change")),
+    "topic_swap": Operator("topic_swap", "change the thing asked about (cat -> puppy)", _make_swap("topic_swap")),
+    "location_swap": Operator("location_swap", "change the place (Lisbon -> Prague)", _make_swap("location_swap")),
+    "direction_swap": Operator("direction_swap", "reverse a direction (EUR->USD -> USD->EUR)", _make_swap("direction_swap")),
+    "identifier_swap": Operator("identifier_swap", "change an identifier (flight BA117 -> BA177)", _make_swap("identifier_swap")),
+}
+
+
+def policy(c: Candidate) -> str | None:
+    """Live information (weather, news, scores, prices) must be fetched, never served from a cache."""
+    return TIME_SENSITIVE if TIME_SENSITIVE in c.subcategory.split("+") else None
+
+
+def surface(text: str, k: int) -> str:
+    """A surface-only variant (case, punctuation, spacing), never a change of words."""
+    body = text.rstrip(".?!")
+    end = text[len(body):] or "?"
+    if k % 3 == 0:
+        return body.lower()
+    if k % 3 == 1:
+        return f"{body} {end}"
+    return body.lower() + end[-1] * 2
+
+
+GROUNDING = {
+    "EQUIV": "A chat user sends the same everyday request again with different casing or punctuation.",
+    "PARA_SAFE": "Different users ask an assistant for the same advice or recommendation in their own words.",
+    "RELATED_UNSAFE": "A follow-up question on the same everyday topic that needs a different answer.",
+    "ADVERSARIAL": "A request that reads almost the same as a cached one but changes who, what or which way (pros vs cons, vegetarian vs vegan).",
+    "UNRELATED": "Two unrelated everyday requests to the same chat assistant.",
+}
+GROUNDING_LIVE = "A request for live information (weather, news, scores, prices) that must be answered fresh, never from a cache."
+
+
+def _cand(label: str, sa: Mapping, qa: str, ca: list[str], ansa: str, sb: Mapping, qb: str, cb: list[str], ansb: str,
+          method: str, template: str, rationale: str, op: str | None = None, params: Mapping | None = None) -> Candidate:
+    sub = sa["subcategory"] if sa["subcategory"] == sb["subcategory"] else f"{sa['subcategory']}+{sb['subcategory']}"
+    crit = {"criteria_a": ca, "criteria_b": cb}
+    live = TIME_SENSITIVE in sub.split("+")
+    if live:
+        vm, payload = "policy_no_cache", {"policy": TIME_SENSITIVE, "underlying_method": "rubric", "underlying_payload": crit}
+    else:
+        vm, payload = "rubric", crit
+    return Candidate(
+        domain=DOMAIN, subcategory=sub, label=label, query_a=qa, query_b=qb, expected_answer_a=ansa, expected_answer_b=ansb,
+        rationale=rationale, verification_method=vm, verification_payload=payload, construction_method=method,
+        source="curated", real_world_grounding=GROUNDING_LIVE if live else GROUNDING[label],
+        provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
+                              operator=op, operator_params=dict(params) if params is not None else None,
+                              source_file="sources/curated/conversational.yaml", source_record=sa["id"]),
+    )
+
+
+def _proposals() -> dict[str, list[Candidate]]:
+    by_sub: dict[str, list[dict]] = {}
+    for s in seeds():
+        by_sub.setdefault(s["subcategory"], []).append(s)
+    # Round-robin over subcategories, so that the per-label caps spread over all of them.
+    ss = [grp[i] for i in range(max(map(len, by_sub.values()))) for grp in by_sub.values() if i < len(grp)]
+    out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
+    for k, s in enumerate(ss):
+        main = (criteria(s), answer(s))
+        rel = s["related"]
+        for r in (0, 8):  # two rounds of wordings; the second mostly uses greeting-prefixed forms
+            q = wording(s, k + r)
+            out["EQUIV"].append(_cand("EQUIV", s, q, *main, s, surface(q, k + r), *main, "curated", "surface_variant",
+                                      "The same request; only case or punctuation differ."))
+            out["PARA_SAFE"].append(_cand("PARA_SAFE", s, wording(s, k + r + 1), *main, s, wording(s, k + r + 2), *main,
+                                          "curated", "rewording", "The same request in other words; every answer-determining detail kept."))
+            rq = ("" if r == 0 else _seed()["greetings"][1 + k % 4]) + rel["wording"]
+            out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", s, wording(s, k + r + 3), *main, s, rq, list(rel["criteria"]),
+                                               rel["answer"], "curated", "related_question",
+                                               "Same topic, but a different question with a different answer."))
+        for n, sw in enumerate(s["swaps"]):
+            old, new = OPERATORS[sw["operator"]].apply(s)  # type: ignore[misc]
+            if sw["to"] != new:  # a second swap of the same operator: use it directly
+                new = sw["to"]
+            qa, qb = wording(s, k + 4 + 3 * n), wording(s, k + 4 + 3 * n, new)
+            out["ADVERSARIAL"].append(_cand("ADVERSARIAL", s, qa, *main, s, qb, criteria(s, new), answer(s, new),
+                                            "adversarial_perturbation", sw["operator"],
+                                            f"One answer-determining detail changed: {old} -> {new}.",
+                                            sw["operator"], {"slot": s["slot"], "from": old, "to": new}))
+        for step in (7, 19):
+            o = ss[(k + step) % len(ss)]
+            if o["subcategory"] != s["subcategory"] and o["id"] != s["id"]:
+                out["UNRELATED"].append(_cand("UNRELATED", s, wording(s, k + 5 + step), *main, o, wording(o, k + 6 + step),
+                                              criteria(o), answer(o), "curated", "other_seed", "Two unrelated requests."))
+    return out
+
+
+def _interleave(groups: Mapping[str, list[Candidate]]) -> list[Candidate]:
+    """Round-robin over labels so the family limit below never starves one label."""
+    out: list[Candidate] = []
+    longest = max((len(v) for v in groups.values()), default=0)
+    for i in range(longest):
+        for lab in LABELS:
+            if i < len(groups[lab]):
+                out.append(groups[lab][i])
+    return out
+
+
+def limit_families(cands: Iterable[Candidate], max_uses: int = 3, max_group: int = 6,
+                   cap: Mapping[str, int] | None = None) -> list[Candidate]:
+    """Keep candidates in order while every normalised query text stays in at most `max_uses`
+    candidates and every group linked by shared texts holds at most `max_group` (the split rule).
+    Duplicate pair signatures are dropped first, and a label stops at its `cap`."""
+    parent: dict[str, str] = {}
+    size: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    seen: set = set()
+    per_label: dict[str, int] = {}
+    kept: list[Candidate] = []
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for c in cands:
+        sig = c.pair_signature()
+        if sig in seen or (cap is not None and per_label.get(c.label, 0) >= cap[c.label]):
+            continue
+        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
+        if any(uses.get(t, 0) >= max_uses for t in texts):
+            continue
+        roots = sorted({find(t) for t in texts})
+        if sum(size.get(r, 0) for r in roots) + 1 > max_group:
+            continue
+        seen.add(sig)
+        per_label[c.label] = per_label.get(c.label, 0) + 1
+        for t in texts:
+            uses[t] = uses.get(t, 0) + 1
+        for r in roots[1:]:
+            parent[r] = roots[0]
+            size[roots[0]] = size.get(roots[0], 0) + size.pop(r, 0)
+        size[roots[0]] = size.get(roots[0], 0) + 1
+        kept.append(c)
+    return kept
+
+
+@lru_cache(maxsize=1)
+def candidates() -> tuple[Candidate, ...]:
+    """All candidates of the domain after the family limit, in a stable order."""
+    return tuple(limit_families(_interleave(_proposals()), cap=CAP))
+
+
+def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
+    def gen(ctx: GenContext) -> list[Candidate]:
+        return [c for c in candidates() if c.construction_method == method]
+    gen.__doc__ = f"conversational candidates built by {method}."
+    return gen
+
+
+SPEC = DomainSpec(
+    name=DOMAIN,
+    description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    verifier="rubric",
+    operators=OPERATORS,
+    policy=policy,
+    version=VERSION,
+)

@@ -1,0 +1,267 @@
+"""creative: poems, stories and slogans. Every pair is policy_no_cache ("creative").
+
+A user asking for a poem wants a new poem, so a cached creative answer is a wrong answer: every row
+is binary MISS whatever its 5-class label. The label is still checked with `rubric` as the
+underlying method: three criteria (the form, the subject, the brief's extra requirement) are equal
+for EQUIV (same request, surface variant) and PARA_SAFE (same brief reworded) and differ for
+RELATED_UNSAFE (same subject, another form of brief), ADVERSARIAL (one operator change: the form,
+the subject or a named character) and UNRELATED (briefs of different families).
+Briefs and wordings come from sources/curated/creative.yaml.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping
+
+from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
+from pipeline.errors import InputError
+from pipeline.paths import CURATED
+
+DOMAIN = "creative"
+VERSION = "1"
+SOURCE_FILE = CURATED / "creative.yaml"
+FAMILIES = ("poem", "story", "slogan")
+CAP = {lab: 56 for lab in LABELS}
+
+
+@lru_cache(maxsize=1)
+def _seed() -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
+    for key in ("phrasings", "related", "greetings", "forms", "form_criteria", "briefs", "names", "subjects"):
+        if not isinstance(data, dict) or key not in data:
+            raise InputError(f"{SOURCE_FILE}: missing top-level key '{key}'. Add it")
+    for i, b in enumerate(data["briefs"]):
+        missing = [k for k in ("family", "form", "subject", "extra") if k not in b]
+        if b.get("extra") and "extra_criterion" not in b:
+            missing.append("extra_criterion")
+        if missing or b["family"] not in FAMILIES or b["form"] not in data["forms"][b["family"]]:
+            raise InputError(f"{SOURCE_FILE}:briefs[{i}]: needs {', '.join(missing) or 'a form listed under forms.<family>'}. Fix the record")
+    for fam, forms in data["forms"].items():
+        for f in forms:
+            if f not in data["form_criteria"]:
+                raise InputError(f"{SOURCE_FILE}:form_criteria: no criterion for form '{f}'. Add one")
+        if "character" in b and b["character"] not in b["extra"]:
+            raise InputError(f"{SOURCE_FILE}:briefs[{i}]: character '{b['character']}' does not occur in extra. Fix the record")
+    return data
+
+
+def briefs() -> list[dict[str, str]]:
+    return [dict(b) for b in _seed()["briefs"]]
+
+
+def criteria(brief: Mapping[str, str]) -> list[str]:
+    """The three criteria a fresh answer to this brief must meet: form, subject, and the extra
+    requirement (or, without one, what the form itself demands)."""
+    third = brief.get("extra_criterion") or _seed()["form_criteria"][brief["form"]]
+    return [f"is a {brief['form']}", f"is about {brief['subject']}", third]
+
+
+def query(brief: Mapping[str, str], phrasing: int) -> str:
+    """The phrasing-th wording of a brief: phrasings rotate first, then greetings."""
+    ph = _seed()["phrasings"][brief["family"]]
+    greet = _seed()["greetings"]
+    return greet[(phrasing // len(ph)) % len(greet)] + ph[phrasing % len(ph)].format(**brief)
+
+
+# ---- operators: each returns the perturbed brief and its parameters, or None ----
+
+def _form_swap(brief: Mapping[str, str], rng: Any = None) -> tuple[dict, dict] | None:
+    """haiku -> limerick: the next form of the same family (not for form-bound extras such as
+    an acrostic word)."""
+    if brief.get("form_bound"):
+        return None
+    forms = _seed()["forms"][brief["family"]]
+    new = forms[(forms.index(brief["form"]) + 1) % len(forms)]
+    return {**brief, "form": new}, {"from": brief["form"], "to": new}
+
+
+def _subject_swap(brief: Mapping[str, str], rng: Any = None) -> tuple[dict, dict] | None:
+    """autumn leaves -> spring rain: a subject from the family's replacement list. Not for briefs
+    whose extra names the subject ("a wizard named X") or is tied to the form."""
+    if brief.get("character") or brief.get("form_bound"):
+        return None
+    pool = [s for s in _seed()["subjects"][brief["family"]] if s != brief["subject"]]
+    new = pool[len(brief["subject"]) % len(pool)]
+    return {**brief, "subject": new}, {"from": brief["subject"], "to": new}
+
+
+def _character_rename(brief: Mapping[str, str], rng: Any = None) -> tuple[dict, dict] | None:
+    """Biscuit -> Juniper: a named character in the brief renamed (in the request and the criterion)."""
+    old = brief.get("character")
+    if not old:
+        return None
+    kind = brief.get("character_kind", "person")
+    pool = [n for n in _seed()["names"][kind] if n != old]
+    new = pool[sum(map(ord, old)) % len(pool)]
+    return ({**brief, "character": new, "extra": brief["extra"].replace(old, new),
+             "extra_criterion": brief["extra_criterion"].replace(old, new)}, {"from": old, "to": new})
+
+
+OPERATORS = {
+    "form_swap": Operator("form_swap", "change the requested form within its family (haiku -> limerick)", _form_swap),
+    "subject_swap": Operator("subject_swap", "change the subject of the piece", _subject_swap),
+    "character_rename": Operator("character_rename", "rename a named character or brand", _character_rename),
+}
+
+
+def policy(c: Candidate) -> str | None:
+    """Every creative request wants a fresh piece: never served from a cache."""
+    return "creative" if c.domain == DOMAIN else None
+
+
+def surface(text: str, k: int) -> str:
+    """A surface-only variant (case, punctuation, spacing), never a change of words."""
+    body = text.rstrip(".?!")
+    end = text[len(body):] or "?"
+    if k % 3 == 0:
+        return body.lower()
+    if k % 3 == 1:
+        return f"{body} {end}"
+    return body.lower() + end[-1] * 2
+
+
+GROUNDING = {
+    "EQUIV": "A user sends the same creative request again, expecting a new piece rather than the old one.",
+    "PARA_SAFE": "Two users word the same creative brief differently; each still expects an original piece.",
+    "RELATED_UNSAFE": "A user asks for a different kind of piece on the same subject.",
+    "ADVERSARIAL": "A creative request that differs from a cached one in one detail (the form, the subject or a name).",
+    "UNRELATED": "Two unrelated creative requests reach the same writing assistant.",
+}
+
+
+def _cand(label: str, ba: Mapping, qa: str, bb: Mapping, qb: str, method: str, template: str, rationale: str,
+          ca: list[str] | None = None, cb: list[str] | None = None, op: str | None = None, params: Mapping | None = None) -> Candidate:
+    crit = {"criteria_a": ca or criteria(ba), "criteria_b": cb or criteria(bb)}
+    sub = ba["family"] if ba["family"] == bb["family"] else f"{ba['family']}+{bb['family']}"
+    return Candidate(
+        domain=DOMAIN, subcategory=sub, label=label, query_a=qa, query_b=qb,
+        expected_answer_a=f"A new {ba['form']} about {ba['subject']}{ba['extra']}.",
+        expected_answer_b=f"A new {bb['form']} about {bb['subject']}{bb['extra']}.",
+        rationale=rationale, verification_method="policy_no_cache",
+        verification_payload={"policy": "creative", "underlying_method": "rubric", "underlying_payload": crit},
+        construction_method=method, source="curated", real_world_grounding=GROUNDING[label],
+        provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
+                              operator=op, operator_params=dict(params) if params is not None else None,
+                              source_file="sources/curated/creative.yaml", source_record=f"{ba['form']}:{ba['subject']}"),
+    )
+
+
+def _proposals() -> dict[str, list[Candidate]]:
+    by_family = {f: [b for b in briefs() if b["family"] == f] for f in FAMILIES}
+    # Round-robin over families, so that the per-label caps spread over poems, stories and slogans.
+    bs = [fam[i] for i in range(max(map(len, by_family.values()))) for fam in by_family.values() if i < len(fam)]
+    out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
+    for k, b in enumerate(bs):
+        ph = k
+        for extra_round in (0, 10):
+            q = query(b, ph + extra_round)
+            out["EQUIV"].append(_cand("EQUIV", b, q, b, surface(q, k), "curated", "same_request_surface",
+                                      "The same creative request; only case or punctuation differ."))
+            out["PARA_SAFE"].append(_cand("PARA_SAFE", b, query(b, ph + 1 + extra_round), b, query(b, ph + 2 + extra_round),
+                                          "curated", "same_brief_reworded", "The same brief (form, subject, requirement) in other words."))
+        for n, rel in enumerate(_seed()["related"][b["family"]]):
+            rb = {**b, "form": rel["form"], "extra": "", "extra_criterion": rel["criterion"]}
+            rq = ("" if n == 0 else _seed()["greetings"][1 + k % 3]) + rel["template"].format(**b)
+            out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", b, query(b, ph + 3 + n), rb, rq, "curated", f"related_brief_{n}",
+                                               f"Same subject, but a {rel['form']} instead of a {b['form']}."))
+        for name in ("character_rename", "form_swap", "subject_swap"):
+            res = OPERATORS[name].apply(b)
+            if res is None:
+                continue
+            nb, params = res
+            qa = query(b, ph + 5)
+            qb = query(nb, ph + 5)
+            if qa == qb:
+                continue
+            out["ADVERSARIAL"].append(_cand("ADVERSARIAL", b, qa, nb, qb, "adversarial_perturbation", name,
+                                            f"One detail of the brief changed ({params['from']} -> {params['to']}).",
+                                            op=name, params=params))
+        other = bs[(k + len(bs) // 3) % len(bs)]
+        if other["family"] != b["family"]:
+            out["UNRELATED"].append(_cand("UNRELATED", b, query(b, ph + 6), other, query(other, ph + 7), "curated",
+                                          "other_family", "Different creative requests: another form and subject."))
+        other2 = bs[(k + 2 * len(bs) // 3) % len(bs)]
+        if other2["family"] != b["family"]:
+            out["UNRELATED"].append(_cand("UNRELATED", b, query(b, ph + 8), other2, query(other2, ph + 9), "curated",
+                                          "other_family", "Different creative requests: another form and subject."))
+    return out
+
+
+def _interleave(groups: Mapping[str, list[Candidate]]) -> list[Candidate]:
+    """Round-robin over labels so the family limit below never starves one label."""
+    out: list[Candidate] = []
+    longest = max((len(v) for v in groups.values()), default=0)
+    for i in range(longest):
+        for lab in LABELS:
+            if i < len(groups[lab]):
+                out.append(groups[lab][i])
+    return out
+
+
+def limit_families(cands: Iterable[Candidate], max_uses: int = 3, max_group: int = 6,
+                   cap: Mapping[str, int] | None = None) -> list[Candidate]:
+    """Keep candidates in order while every normalised query text stays in at most `max_uses`
+    candidates and every group linked by shared texts holds at most `max_group` (the split rule).
+    Duplicate pair signatures are dropped first, and a label stops at its `cap`."""
+    parent: dict[str, str] = {}
+    size: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    seen: set = set()
+    per_label: dict[str, int] = {}
+    kept: list[Candidate] = []
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for c in cands:
+        sig = c.pair_signature()
+        if sig in seen or (cap is not None and per_label.get(c.label, 0) >= cap[c.label]):
+            continue
+        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
+        if any(uses.get(t, 0) >= max_uses for t in texts):
+            continue
+        roots = sorted({find(t) for t in texts})
+        if sum(size.get(r, 0) for r in roots) + 1 > max_group:
+            continue
+        seen.add(sig)
+        per_label[c.label] = per_label.get(c.label, 0) + 1
+        for t in texts:
+            uses[t] = uses.get(t, 0) + 1
+        for r in roots[1:]:
+            parent[r] = roots[0]
+            size[roots[0]] = size.get(roots[0], 0) + size.pop(r, 0)
+        size[roots[0]] = size.get(roots[0], 0) + 1
+        kept.append(c)
+    return kept
+
+
+@lru_cache(maxsize=1)
+def candidates() -> tuple[Candidate, ...]:
+    """All candidates of the domain after the family limit, in a stable order."""
+    return tuple(limit_families(_interleave(_proposals()), cap=CAP))
+
+
+def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
+    def gen(ctx: GenContext) -> list[Candidate]:
+        return [c for c in candidates() if c.construction_method == method]
+    gen.__doc__ = f"creative candidates built by {method}."
+    return gen
+
+
+SPEC = DomainSpec(
+    name=DOMAIN,
+    description="Poems, stories and slogans; a creative request is never served from a cache.",
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    verifier="policy_no_cache",
+    operators=OPERATORS,
+    policy=policy,
+    version=VERSION,
+)

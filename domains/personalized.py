@@ -1,0 +1,296 @@
+"""personalized: the same or a similar request under different user identities (system prompts).
+
+Personas and tasks come from sources/curated/personalized.yaml. A task's answer depends on some
+persona fields (`depends_on`: diet, city, name, ...) and on one request slot (meal, season, ...);
+its three rubric criteria name exactly those, so the `rubric` verifier sees a difference whenever a
+field or slot that decides the answer differs.
+
+Same user (identical system prompt): EQUIV (surface variant), PARA_SAFE (rephrasing) are HIT under
+`rubric`; RELATED_UNSAFE (a related task), ADVERSARIAL (a request slot swapped: dinner -> breakfast)
+and UNRELATED (an unrelated task) are MISS under `rubric`.
+Different users (system prompts differ): `policy_no_cache` with policy "cross_user", binary MISS;
+the 5-class label says how the answer differs: ADVERSARIAL when one identity detail the answer
+depends on is swapped by an operator (vegetarian -> vegan), RELATED_UNSAFE for the same request by
+another person, UNRELATED for another request by another person.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping
+
+from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
+from pipeline.errors import InputError
+from pipeline.paths import CURATED
+
+DOMAIN = "personalized"
+VERSION = "1"
+SOURCE_FILE = CURATED / "personalized.yaml"
+FIELDS = ("name", "role", "city", "diet", "hobby")
+TASK_KEYS = {"topic", "depends_on", "slot", "values", "phrasings", "criteria", "answer"}
+# Per-label ceiling: lifted40 needs 40 per label; the rest is margin for verifier drops.
+CAP = {lab: 56 for lab in LABELS}
+
+
+@lru_cache(maxsize=1)
+def _seed() -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
+    for key in ("personas", "system_prompts", "greetings", "tasks", "related_tasks"):
+        if not isinstance(data, dict) or key not in data:
+            raise InputError(f"{SOURCE_FILE}: missing top-level key '{key}'. Add it")
+    for i, p in enumerate(data["personas"]):
+        if not isinstance(p, list) or len(p) != len(FIELDS):
+            raise InputError(f"{SOURCE_FILE}:personas[{i}]: expected [{', '.join(FIELDS)}]. Give all five fields")
+    for name, t in data["tasks"].items():
+        if set(t) != TASK_KEYS:
+            raise InputError(f"{SOURCE_FILE}:tasks.{name}: keys must be {', '.join(sorted(TASK_KEYS))}. Fix the record")
+        if len(t["criteria"]) != 3 or any(f not in FIELDS for f in t["depends_on"]):
+            raise InputError(f"{SOURCE_FILE}:tasks.{name}: needs 3 criteria and depends_on among {', '.join(FIELDS)}. Fix the record")
+    return data
+
+
+def personas() -> list[dict[str, str]]:
+    """Personas in file order, each a dict of the five identity fields."""
+    return [dict(zip(FIELDS, (str(v) for v in p))) for p in _seed()["personas"]]
+
+
+def system_prompt(persona: Mapping[str, str], template: int) -> str:
+    prompts = _seed()["system_prompts"]
+    return prompts[template % len(prompts)].format(**persona)
+
+
+def _fill(text: str, persona: Mapping[str, str], slot: str, value: str) -> str:
+    return text.format(**persona, **{slot: value})
+
+
+def _criteria(task: str, persona: Mapping[str, str], value: str) -> list[str]:
+    t = _seed()["tasks"][task]
+    return [_fill(c, persona, t["slot"], value) for c in t["criteria"]]
+
+
+def _query(task: str, phrasing: int, value: str) -> str:
+    """The phrasing-th wording: phrasings rotate first, then a greeting that never changes the
+    answer ("Hi! ..."), so that query texts are varied enough for the split rule."""
+    t = _seed()["tasks"][task]
+    n = len(t["phrasings"])
+    greetings = _seed()["greetings"]
+    return greetings[(phrasing // n) % len(greetings)] + t["phrasings"][phrasing % n].format(**{t["slot"]: value})
+
+
+# ---- operators ----
+
+def _identity_swap(seed: tuple[Mapping[str, str], str], rng: Any = None) -> tuple[dict[str, str], str, str] | None:
+    """The same persona with one field the task depends on replaced by another persona's value
+    (vegetarian -> vegan, Leeds -> Lisbon). Returns (new persona, field, new value)."""
+    persona, task = seed
+    fields = _seed()["tasks"][task]["depends_on"]
+    field = fields[len(persona["name"]) % len(fields)]
+    pool = sorted({p[field] for p in personas()} - {persona[field]})
+    if not pool:
+        return None
+    new = pool[sum(map(ord, persona["name"])) % len(pool)]
+    return {**persona, field: new}, field, new
+
+
+def _slot_swap(seed: tuple[str, str], rng: Any = None) -> str | None:
+    """The request slot replaced by the next value of the task (dinner -> snack, spring -> summer)."""
+    task, value = seed
+    values = _seed()["tasks"][task]["values"]
+    return values[(values.index(value) + 1) % len(values)] if value in values and len(values) > 1 else None
+
+
+OPERATORS = {
+    "identity_swap": Operator("identity_swap", "change one identity detail the answer depends on", _identity_swap),
+    "request_slot_swap": Operator("request_slot_swap", "change the request's answer-determining slot", _slot_swap),
+}
+
+
+def policy(c: Candidate) -> str | None:
+    """Answers tailored to one user are never served to another: different system prompts MISS."""
+    return "cross_user" if (c.system_prompt_a or "") != (c.system_prompt_b or "") else None
+
+
+def surface(text: str, k: int) -> str:
+    """A surface-only variant (case, punctuation, spacing), never a change of words."""
+    body = text.rstrip(".?!")
+    end = text[len(body):] or "?"
+    if k % 3 == 0:
+        return body.lower()
+    if k % 3 == 1:
+        return f"{body} {end}"
+    return body.lower() + end[-1] * 2
+
+
+GROUNDING = {
+    ("EQUIV", False): "The same user sends the same request again with different casing or punctuation.",
+    ("PARA_SAFE", False): "The same user rephrases a request in a later session; the tailored answer still fits.",
+    ("RELATED_UNSAFE", False): "The same user asks a related but different question about the same part of their life.",
+    ("ADVERSARIAL", False): "The same user repeats a request with one detail changed (breakfast instead of dinner).",
+    ("UNRELATED", False): "The same user asks about something unrelated.",
+    ("RELATED_UNSAFE", True): "Two users of a shared assistant send the same request; each answer is tailored to its user.",
+    ("ADVERSARIAL", True): "Two user profiles differ in one detail (diet, city, name) that the tailored answer depends on.",
+    ("UNRELATED", True): "Two different users of one deployment ask unrelated things.",
+}
+
+
+def _cand(label: str, pa: Mapping[str, str], ta: int, task_a: str, qa: str, va: str,
+          pb: Mapping[str, str], tb: int, task_b: str, qb: str, vb: str,
+          method: str, template: str, rationale: str, op: str | None = None, params: Mapping | None = None) -> Candidate:
+    spa, spb = system_prompt(pa, ta), system_prompt(pb, tb)
+    crit = {"criteria_a": _criteria(task_a, pa, va), "criteria_b": _criteria(task_b, pb, vb)}
+    cross = spa != spb
+    if cross:
+        vm, payload = "policy_no_cache", {"policy": "cross_user", "underlying_method": "rubric", "underlying_payload": crit}
+    else:
+        vm, payload = "rubric", crit
+    ans_a = _fill(_seed()["tasks"][task_a]["answer"], pa, _seed()["tasks"][task_a]["slot"], va)
+    ans_b = _fill(_seed()["tasks"][task_b]["answer"], pb, _seed()["tasks"][task_b]["slot"], vb)
+    tasks = task_a if task_a == task_b else f"{task_a}+{task_b}"
+    return Candidate(
+        domain=DOMAIN, subcategory=("cross_user_" if cross else "same_user_") + tasks, label=label,
+        query_a=qa, query_b=qb, expected_answer_a=ans_a, expected_answer_b=ans_b, rationale=rationale,
+        verification_method=vm, verification_payload=payload, construction_method=method, source="curated",
+        real_world_grounding=GROUNDING[(label, cross)],
+        provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
+                              operator=op, operator_params=dict(params) if params is not None else None,
+                              source_file="sources/curated/personalized.yaml", source_record=f"{pa['name']}:{task_a}"),
+        system_prompt_a=spa, system_prompt_b=spb,
+    )
+
+
+def _proposals() -> dict[str, list[Candidate]]:
+    data = _seed()
+    tasks = list(data["tasks"])
+    related = {tuple(sorted(p)) for p in data["related_tasks"]}
+    people = personas()
+    out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
+    for j in range(len(tasks)):
+        for k, p in enumerate(people):
+            task = tasks[(k + j) % len(tasks)]
+            t = data["tasks"][task]
+            v = t["values"][(k // len(tasks) + j) % len(t["values"])]
+            ph = k + 2 * j
+            q = _query(task, ph, v)
+            same = (p, k, task)
+            out["EQUIV"].append(_cand("EQUIV", *same, q, v, *same, surface(q, k + j), v, "curated", "same_user_surface",
+                                      "Same user, same request; only case or punctuation differ."))
+            out["PARA_SAFE"].append(_cand("PARA_SAFE", *same, _query(task, ph + 1, v), v, *same, _query(task, ph + 2, v), v,
+                                          "curated", "same_user_paraphrase", "Same user, the request reworded with the same details."))
+            v2 = OPERATORS["request_slot_swap"].apply((task, v))
+            q3 = _query(task, ph + 3, v)
+            q3b = _query(task, ph + 3, v2)
+            out["ADVERSARIAL"].append(_cand("ADVERSARIAL", *same, q3, v, *same, q3b, v2, "adversarial_perturbation",
+                                            "same_user_slot_swap", f"Same user; the request asks for {v2} instead of {v}.",
+                                            "request_slot_swap", {"slot": t["slot"], "from": v, "to": v2}))
+            swapped = OPERATORS["identity_swap"].apply((p, task))
+            if swapped is not None:
+                p2, field, new = swapped
+                q4 = _query(task, ph + 4, v)
+                out["ADVERSARIAL"].append(_cand("ADVERSARIAL", p, k, task, q4, v, p2, k, task, q4, v, "adversarial_perturbation",
+                                                "identity_detail_swap",
+                                                f"The same request from a profile whose {field} is {new} instead of {p[field]}.",
+                                                "identity_swap", {"field": field, "from": p[field], "to": new}))
+            oi = (k + 5 + 3 * j) % len(people)
+            other = people[oi]
+            qo = _query(task, ph + 5, v)
+            if _criteria(task, p, v) != _criteria(task, other, v):  # else both users get the same answer
+                out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", p, k, task, qo, v, other, oi, task, qo, v, "curated",
+                                                   "cross_user_same_request", "The same request from another user gets an answer tailored to that user."))
+            partners = [b for a, b in sorted(related) if a == task] + [a for a, b in sorted(related) if b == task]
+            if partners:
+                t2 = partners[k % len(partners)]
+                w = data["tasks"][t2]["values"][k % len(data["tasks"][t2]["values"])]
+                out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", *same, _query(task, ph + 6, v), v, p, k, t2, _query(t2, ph + 6, w), w,
+                                                   "curated", "same_user_related_task",
+                                                   "Same user, a related request about the same topic with a different answer."))
+            unrel = [u for u in tasks if u != task and tuple(sorted((u, task))) not in related
+                     and data["tasks"][u]["topic"] != t["topic"]]
+            u = unrel[(k + j) % len(unrel)]
+            w = data["tasks"][u]["values"][(k + 1) % len(data["tasks"][u]["values"])]
+            if k % 2 == 0:
+                out["UNRELATED"].append(_cand("UNRELATED", *same, _query(task, ph + 7, v), v, p, k, u, _query(u, ph + 7, w), w,
+                                              "curated", "same_user_unrelated", "Same user, two unrelated requests."))
+            else:
+                out["UNRELATED"].append(_cand("UNRELATED", *same, _query(task, ph + 7, v), v, other, oi, u, _query(u, ph + 8, w), w,
+                                              "curated", "cross_user_unrelated", "Two users with unrelated requests."))
+    return out
+
+
+def _interleave(groups: Mapping[str, list[Candidate]]) -> list[Candidate]:
+    """Round-robin over labels so the family limit below never starves one label."""
+    out: list[Candidate] = []
+    longest = max((len(v) for v in groups.values()), default=0)
+    for i in range(longest):
+        for lab in LABELS:
+            if i < len(groups[lab]):
+                out.append(groups[lab][i])
+    return out
+
+
+def limit_families(cands: Iterable[Candidate], max_uses: int = 3, max_group: int = 6,
+                   cap: Mapping[str, int] | None = None) -> list[Candidate]:
+    """Keep candidates in order while every normalised query text stays in at most `max_uses`
+    candidates and every group linked by shared texts holds at most `max_group` (the split rule,
+    which looks at query text only, not system prompts). Duplicate pair signatures are dropped
+    first, and a label stops at its `cap`."""
+    parent: dict[str, str] = {}
+    size: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    seen: set = set()
+    per_label: dict[str, int] = {}
+    kept: list[Candidate] = []
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for c in cands:
+        sig = c.pair_signature()
+        if sig in seen or (cap is not None and per_label.get(c.label, 0) >= cap[c.label]):
+            continue
+        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
+        if any(uses.get(t, 0) >= max_uses for t in texts):
+            continue
+        roots = sorted({find(t) for t in texts})
+        if sum(size.get(r, 0) for r in roots) + 1 > max_group:
+            continue
+        seen.add(sig)
+        per_label[c.label] = per_label.get(c.label, 0) + 1
+        for t in texts:
+            uses[t] = uses.get(t, 0) + 1
+        for r in roots[1:]:
+            parent[r] = roots[0]
+            size[roots[0]] = size.get(roots[0], 0) + size.pop(r, 0)
+        size[roots[0]] = size.get(roots[0], 0) + 1
+        kept.append(c)
+    return kept
+
+
+@lru_cache(maxsize=1)
+def candidates() -> tuple[Candidate, ...]:
+    """All candidates of the domain after the family limit, in a stable order."""
+    return tuple(limit_families(_interleave(_proposals()), cap=CAP))
+
+
+def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
+    def gen(ctx: GenContext) -> list[Candidate]:
+        return [c for c in candidates() if c.construction_method == method]
+    gen.__doc__ = f"personalized candidates built by {method}."
+    return gen
+
+
+SPEC = DomainSpec(
+    name=DOMAIN,
+    description="The same or a similar request under different user identities; cross-user pairs never hit.",
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    verifier="rubric",
+    operators=OPERATORS,
+    policy=policy,
+    version=VERSION,
+)

@@ -1,0 +1,99 @@
+"""creative: every row is policy_no_cache ("creative"); the 5-class label still verifies by rubric."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domains import creative as cr
+from domains.base import LABELS, normalize_text
+from domains.check import generate_verified
+from domains.verify import verify
+from pipeline.config import load_profile
+from pipeline.errors import InputError
+
+BRIEFS = cr.briefs()
+
+
+@pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
+def test_meets_quota(profile):
+    need = dict(load_profile(profile).matrix["creative"])
+    rep = generate_verified("creative", need, profile=profile)
+    for lab in LABELS:
+        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
+    assert not rep.drops, rep.drops
+    assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(BRIEFS), st.sampled_from(sorted(cr.OPERATORS)), st.integers(0, 30))
+def test_operators_change_request_and_rubric(brief, op, phrasing):
+    out = cr.OPERATORS[op].apply(brief)
+    if out is None:  # the operator does not apply (no character, form-bound extra)
+        assert op != "form_swap" or brief.get("form_bound")
+        return
+    new, params = out
+    assert params["from"] != params["to"]
+    assert cr.query(new, phrasing) != cr.query(brief, phrasing)
+    assert cr.criteria(new) != cr.criteria(brief)
+
+
+def test_every_row_is_policy_miss_whatever_its_label():
+    cands = cr.candidates()
+    assert {c.label for c in cands} == set(LABELS)
+    for c in cands:
+        assert c.verification_method == "policy_no_cache" and c.binary_label == "MISS"
+        assert c.verification_payload["policy"] == "creative" and cr.policy(c) == "creative"
+    c = cands[0]
+    assert not verify(c.with_(verification_payload={**c.verification_payload, "policy": "mutation"})).passed
+
+
+def test_underlying_rubric_checks_the_label():
+    cands = cr.candidates()
+    for lab, wrong in (("EQUIV", "ADVERSARIAL"), ("PARA_SAFE", "RELATED_UNSAFE"), ("RELATED_UNSAFE", "PARA_SAFE"),
+                       ("ADVERSARIAL", "EQUIV"), ("UNRELATED", "EQUIV")):
+        c = next(c for c in cands if c.label == lab)
+        assert verify(c).passed
+        out = verify(c.with_(label=wrong))
+        assert not out.passed and out.reason.startswith("underlying_"), (lab, out)
+
+
+def test_split_rule_and_distinct_pairs():
+    cands = cr.candidates()
+    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
+    assert max(uses.values()) <= 3
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for c in cands:
+        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
+        if a != b:
+            parent[a] = b
+    assert max(Counter(find(normalize_text(c.query_a)) for c in cands).values()) <= 6
+    assert len({c.pair_signature() for c in cands}) == len(cands)
+    assert all(c.query_a != c.query_b for c in cands)
+
+
+def test_deterministic():
+    first = [c.key for c in cr.candidates()]
+    cr.candidates.cache_clear()
+    assert [c.key for c in cr.candidates()] == first
+
+
+def test_bad_brief_is_one_line_input_error(tmp_path, monkeypatch):
+    text = cr.SOURCE_FILE.read_text(encoding="utf-8").replace("form: haiku, subject: autumn leaves", "form: epic, subject: autumn leaves")
+    bad = tmp_path / "creative.yaml"
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(cr, "SOURCE_FILE", bad)
+    cr._seed.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"briefs\[0\]"):
+            cr._seed()
+    finally:
+        cr._seed.cache_clear()

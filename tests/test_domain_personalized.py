@@ -1,0 +1,120 @@
+"""personalized: same-user pairs verify by rubric; cross-user pairs are forced to MISS by policy."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domains import personalized as pz
+from domains.base import LABELS, normalize_text
+from domains.check import generate_verified
+from domains.verify import verify
+from pipeline.config import load_profile
+from pipeline.errors import InputError
+
+PERSONAS = pz.personas()
+TASKS = sorted(pz._seed()["tasks"])
+
+
+@pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
+def test_meets_quota(profile):
+    need = dict(load_profile(profile).matrix["personalized"])
+    rep = generate_verified("personalized", need, profile=profile)
+    for lab in LABELS:
+        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
+    assert not rep.drops, rep.drops
+    assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
+
+
+def test_at_least_60_identities():
+    assert len({p["name"] for p in PERSONAS}) >= 60
+    cands = pz.candidates()
+    assert len({c.system_prompt_a for c in cands} | {c.system_prompt_b for c in cands}) >= 60
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PERSONAS), st.sampled_from(TASKS))
+def test_identity_swap_changes_the_answer(persona, task):
+    out = pz.OPERATORS["identity_swap"].apply((persona, task))
+    assert out is not None
+    new, field, value = out
+    assert new[field] == value != persona[field]
+    assert pz.system_prompt(new, 0) != pz.system_prompt(persona, 0)
+    v = pz._seed()["tasks"][task]["values"][0]
+    assert pz._criteria(task, new, v) != pz._criteria(task, persona, v)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(TASKS), st.integers(0, 3))
+def test_slot_swap_changes_the_answer(task, i):
+    values = pz._seed()["tasks"][task]["values"]
+    v = values[i % len(values)]
+    new = pz.OPERATORS["request_slot_swap"].apply((task, v))
+    assert new != v
+    assert pz._criteria(task, PERSONAS[0], new) != pz._criteria(task, PERSONAS[0], v)
+
+
+def test_policy_forces_miss_across_users_only():
+    cands = pz.candidates()
+    cross = [c for c in cands if c.system_prompt_a != c.system_prompt_b]
+    same = [c for c in cands if c.system_prompt_a == c.system_prompt_b]
+    assert cross and same
+    assert all(c.verification_method == "policy_no_cache" and c.binary_label == "MISS" and pz.policy(c) == "cross_user"
+               for c in cross)
+    assert all(c.verification_method == "rubric" and pz.policy(c) is None for c in same)
+    assert all(c.binary_label == "HIT" for c in same if c.label in ("EQUIV", "PARA_SAFE"))
+    # A same-user row cannot claim the cross-user policy.
+    hit = next(c for c in same if c.label == "EQUIV")
+    claim = hit.with_(verification_method="policy_no_cache", verification_payload={"policy": "cross_user"})
+    assert not verify(claim).passed
+
+
+def test_verifier_accepts_hits_and_rejects_flipped_labels():
+    cands = pz.candidates()
+    hit = next(c for c in cands if c.label == "PARA_SAFE")
+    assert verify(hit).passed
+    assert not verify(hit.with_(label="ADVERSARIAL")).passed
+    for lab in ("RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"):
+        for c in [c for c in cands if c.label == lab][:10]:
+            assert verify(c).passed
+            assert not verify(c.with_(label="EQUIV")).passed, (lab, c.query_a)
+
+
+def test_split_rule_and_distinct_pairs():
+    cands = pz.candidates()
+    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
+    assert max(uses.values()) <= 3
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for c in cands:
+        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
+        if a != b:
+            parent[a] = b
+    assert max(Counter(find(normalize_text(c.query_a)) for c in cands).values()) <= 6
+    assert len({c.pair_signature() for c in cands}) == len(cands)
+    assert all(c.query_a != c.query_b or c.system_prompt_a != c.system_prompt_b for c in cands)
+
+
+def test_deterministic():
+    first = [c.key for c in pz.candidates()]
+    pz.candidates.cache_clear()
+    assert [c.key for c in pz.candidates()] == first
+
+
+def test_bad_persona_is_one_line_input_error(tmp_path, monkeypatch):
+    bad = tmp_path / "personalized.yaml"
+    bad.write_text("personas: [[Ann, nurse]]\nsystem_prompts: []\ngreetings: []\ntasks: {}\nrelated_tasks: []\n", encoding="utf-8")
+    monkeypatch.setattr(pz, "SOURCE_FILE", bad)
+    pz._seed.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"personas\[0\]: expected"):
+            pz._seed()
+    finally:
+        pz._seed.cache_clear()
