@@ -14,7 +14,7 @@ DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
 
 
 @asset(partitions_def=DOMAIN_PARTITIONS, group_name=GENERATION)
-def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Output[list]:
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Output[dict]:
     """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
     domain = context.partition_key
     spec = get_domain(domain)

@@ -1,0 +1,180 @@
+"""Evaluation-result cache for `cacheeval eval`: a score is reused only if nothing that can change
+it has changed.
+
+The key is the sha256 of the canonical JSON of an identity: the benchmark file's sha256; the cache
+implementation (module, class, sha256 of every project/user module in its class hierarchy, and its
+optional `model_snapshot` and `settings` attributes); the harness (HARNESS_VERSION and the sha256
+of pipeline/harness.py) and its config (thresholds, metric set, on_error); and `SCHEMA`.
+
+Each entry is one readable JSON file holding the identity it was made from, the report and a
+checksum. Before serving, the stored identity must equal the current one and the checksum must hold;
+any mismatch, read error or corruption re-runs the evaluation (and overwrites the entry).
+
+Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still refreshes the entry)::
+
+    ec = EvalCache()                                   # .cache/eval under the project root
+    ident = ec.identity(benchmark_path, cache_obj, {"thresholds": [...], "metrics": [...], "on_error": "skip"})
+    report, from_cache = ec.cached_run(ident, lambda: harness.evaluate(...), use_cache=not args.no_cache)
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from pipeline.llm_cache import canonical_json, sha256_text, warn
+from pipeline.paths import PROJECT_ROOT
+
+SCHEMA = 1
+# Used only while pipeline/harness.py has no HARNESS_VERSION; the harness file hash still enters the key.
+HARNESS_VERSION_PLACEHOLDER = "unversioned-placeholder"
+DEFAULT_DIR = PROJECT_ROOT / ".cache" / "eval"
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 hex of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def harness_identity() -> dict:
+    """HARNESS_VERSION (placeholder while absent) and the sha256 of the harness module file."""
+    try:
+        harness = importlib.import_module("pipeline.harness")
+    except ModuleNotFoundError as exc:
+        if exc.name != "pipeline.harness":
+            raise
+        return {"version": HARNESS_VERSION_PLACEHOLDER, "module_sha256": None}
+    version = getattr(harness, "HARNESS_VERSION", HARNESS_VERSION_PLACEHOLDER)
+    source = getattr(harness, "__file__", None)
+    return {"version": str(version), "module_sha256": file_sha256(source) if source else None}
+
+
+def implementation_identity(cache_obj: Any) -> dict:
+    """Class (or function), code version (module file hashes along the class hierarchy), model snapshot,
+    settings. A bound method counts as its function; a callable instance as its class."""
+    if inspect.isfunction(cache_obj) or inspect.ismethod(cache_obj):
+        # a plain `cache(row) -> verdict` callable: its code version is its module's file
+        chain = [inspect.unwrap(cache_obj)]
+    else:
+        chain = [k for k in (cache_obj if isinstance(cache_obj, type) else type(cache_obj)).__mro__ if k is not object]
+    modules = []
+    for part in chain:
+        try:
+            source = inspect.getsourcefile(part)
+        except TypeError:  # a builtin or C extension class: no source to hash
+            source = None
+        modules.append({"class": f"{part.__module__}.{part.__qualname__}",
+                        "module_sha256": file_sha256(source) if source and os.path.isfile(source) else None})
+    return {
+        "class": modules[0]["class"],
+        "code": modules,
+        "model_snapshot": getattr(cache_obj, "model_snapshot", None),
+        "settings": getattr(cache_obj, "settings", None),
+    }
+
+
+class EvalCache:
+    """A folder of evaluation results keyed by everything that can change a score."""
+
+    def __init__(self, path: str | Path = DEFAULT_DIR, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self.clock = clock
+
+    def identity(self, benchmark_path: str | Path, cache_obj: Any, harness_config: Mapping[str, Any]) -> dict:
+        """The full identity of one evaluation (see the module docstring)."""
+        return {
+            "schema": SCHEMA,
+            "benchmark_sha256": file_sha256(benchmark_path),
+            "implementation": implementation_identity(cache_obj),
+            "harness": {**harness_identity(), "config": dict(harness_config)},
+        }
+
+    def _file(self, key: str) -> Path:
+        return self.path / key[:2] / f"{key}.json"
+
+    def cached_run(self, identity: Mapping[str, Any], run: Callable[[], dict],
+                   use_cache: bool = True) -> tuple[dict, bool]:
+        """(report, served_from_cache): the stored report when its identity matches, else run() (stored)."""
+        try:
+            key = sha256_text(canonical_json(identity))
+        except (TypeError, ValueError) as exc:
+            warn(f"evaluation identity is not JSON-serialisable ({exc}); evaluating without the cache")
+            return run(), False
+        if identity_uncacheable := self._uncacheable(identity):
+            warn(f"evaluation not cached: {identity_uncacheable}")
+            return run(), False
+        if use_cache:
+            report = self._load(key, identity)
+            if report is not None:
+                return report, True
+        report = run()
+        self._store(key, identity, report)
+        return report, False
+
+    @staticmethod
+    def _uncacheable(identity: Mapping[str, Any]) -> str | None:
+        """Fail closed when a code version is unknown: no hash, no reuse."""
+        impl = identity.get("implementation") or {}
+        if any(m.get("module_sha256") is None for m in impl.get("code", [])[:1]):
+            return f"the source file of {impl.get('class')} is unknown, so its code version cannot be checked"
+        return None
+
+    def _load(self, key: str, identity: Mapping[str, Any]) -> dict | None:
+        path = self._file(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            warn(f"{path}: unreadable evaluation cache entry ({type(exc).__name__}); evaluating again")
+            return None
+        problem = None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("key") != key:
+            problem = "has another schema or key"
+        elif data.get("identity") != json.loads(canonical_json(identity)):
+            problem = "was made from another identity"
+        elif data.get("checksum") != _checksum(data.get("identity"), data.get("report")):
+            problem = "fails its checksum"
+        elif not isinstance(data.get("report"), dict):
+            problem = "holds no report"
+        if problem:
+            warn(f"{path}: evaluation cache entry {problem}; evaluating again")
+            return None
+        return data["report"]
+
+    def _store(self, key: str, identity: Mapping[str, Any], report: dict) -> None:
+        try:
+            text = canonical_json(report)
+        except (TypeError, ValueError) as exc:
+            warn(f"evaluation report is not JSON-serialisable ({exc}); not cached")
+            return
+        if json.loads(text) != report:  # e.g. tuples or int keys: a reload would not equal the real result
+            warn("evaluation report does not survive a JSON round trip unchanged; not cached")
+            return
+        ident = json.loads(canonical_json(identity))
+        entry = {"schema": SCHEMA, "key": key, "created_at": int(self.clock()), "identity": ident,
+                 "report": json.loads(text), "checksum": _checksum(ident, json.loads(text))}
+        path = self._file(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # write then rename: a reader never sees half a file, and concurrent writers do not interleave
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+            os.replace(tmp, path)
+        except OSError as exc:
+            warn(f"{path}: could not write the evaluation cache entry ({exc}); continuing without it")
+
+
+def _checksum(identity: Any, report: Any) -> str:
+    return sha256_text(canonical_json({"identity": identity, "report": report}))

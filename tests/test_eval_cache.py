@@ -1,0 +1,182 @@
+"""Evaluation-result cache: an entry is served only when everything that can change a score matches."""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import pytest
+
+from pipeline import eval_cache
+from pipeline.eval_cache import EvalCache, implementation_identity
+
+CONFIG = {"thresholds": [0.8, 0.9], "metrics": ["precision", "recall"], "on_error": "miss"}
+CACHE_MODULE = '''
+class ToyCache:
+    """A semantic cache under evaluation."""
+    def __init__(self, snapshot="emb-2024-01-01", threshold=0.85):
+        self.model_snapshot = snapshot
+        self.settings = {"threshold": threshold}
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A cache implementation in its own module file, so its code version can change."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "toy_cache_impl.py").write_text(CACHE_MODULE)
+    monkeypatch.syspath_prepend(str(src))
+    sys.modules.pop("toy_cache_impl", None)
+    yield importlib.import_module("toy_cache_impl")
+    sys.modules.pop("toy_cache_impl", None)
+
+
+@pytest.fixture
+def bench(tmp_path):
+    path = tmp_path / "cachebench.jsonl"
+    path.write_text('{"id": 1}\n')
+    return path
+
+
+class Runner:
+    """Counts evaluations; each returns a report naming its run number."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self) -> dict:
+        self.runs += 1
+        return {"run": self.runs, "precision": 0.9, "per_domain": {"math": [1, 2]}}
+
+
+def test_same_identity_is_served_from_cache(tmp_path, toy, bench):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    assert ec.cached_run(ident, run) == (run_report(1), False)
+    assert ec.cached_run(ec.identity(bench, toy.ToyCache(), dict(reversed(list(CONFIG.items())))), run) \
+        == (run_report(1), True)
+    assert run.runs == 1
+    stored = json.loads(next((tmp_path / "eval").rglob("*.json")).read_text())
+    assert stored["identity"]["implementation"]["model_snapshot"] == "emb-2024-01-01"  # records what produced it
+
+
+def run_report(n: int) -> dict:
+    return {"run": n, "precision": 0.9, "per_domain": {"math": [1, 2]}}
+
+
+@pytest.mark.parametrize("change", ["model_snapshot", "settings", "benchmark", "harness_config", "metric_set",
+                                    "on_error", "code", "harness_version"])
+def test_an_entry_from_anything_else_is_never_served(tmp_path, toy, bench, monkeypatch, change):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ec.cached_run(ec.identity(bench, toy.ToyCache(), CONFIG), run)
+    impl, config = toy.ToyCache(), dict(CONFIG)
+    if change == "model_snapshot":
+        impl = toy.ToyCache(snapshot="emb-2024-06-01")
+    elif change == "settings":
+        impl = toy.ToyCache(threshold=0.86)
+    elif change == "benchmark":
+        bench.write_text('{"id": 2}\n')
+    elif change == "harness_config":
+        config["thresholds"] = [0.8, 0.95]
+    elif change == "metric_set":
+        config["metrics"] = ["precision"]
+    elif change == "on_error":
+        config["on_error"] = "raise"
+    elif change == "code":
+        (tmp_path / "src" / "toy_cache_impl.py").write_text(CACHE_MODULE + "\n# a code change\n")
+    elif change == "harness_version":
+        monkeypatch.setattr(eval_cache, "harness_identity", lambda: {"version": "999", "module_sha256": None})
+    report, from_cache = ec.cached_run(ec.identity(bench, impl, config), run)
+    assert (report["run"], from_cache, run.runs) == (2, False, 2)
+
+
+def test_stored_identity_mismatch_is_detected_even_under_the_right_key(tmp_path, toy, bench, capsys):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    ec.cached_run(ident, run)
+    path = next((tmp_path / "eval").rglob("*.json"))
+    entry = json.loads(path.read_text())
+    entry["identity"]["implementation"]["model_snapshot"] = "emb-1999-01-01"  # as if another run wrote it here
+    entry["checksum"] = eval_cache._checksum(entry["identity"], entry["report"])
+    path.write_text(json.dumps(entry))
+    assert ec.cached_run(ident, run) == (run_report(2), False)
+    assert "was made from another identity" in capsys.readouterr().err
+    assert ec.cached_run(ident, run) == (run_report(2), True)  # the re-run replaced it
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "report_edited", "empty"])
+def test_corrupt_entry_reruns(tmp_path, toy, bench, capsys, damage):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    ec.cached_run(ident, run)
+    path = next((tmp_path / "eval").rglob("*.json"))
+    text = path.read_text()
+    path.write_text({"garbage": "\x00not json", "truncated": text[: len(text) // 2], "empty": "",
+                     "report_edited": text.replace('"precision": 0.9', '"precision": 1.0')}[damage])
+    assert ec.cached_run(ident, run) == (run_report(2), False)
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"warning: {path}") and "evaluating again" in err and "\n" not in err
+
+
+def test_no_cache_forces_a_run_and_refreshes(tmp_path, toy, bench):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    ec.cached_run(ident, run)
+    assert ec.cached_run(ident, run, use_cache=False) == (run_report(2), False)
+    assert ec.cached_run(ident, run) == (run_report(2), True)
+
+
+def test_reports_that_json_would_change_are_not_cached(tmp_path, toy, bench, capsys):
+    ec = EvalCache(tmp_path / "eval")
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    calls = []
+    for _ in range(2):
+        report, from_cache = ec.cached_run(ident, lambda: calls.append(1) or {"pair": (1, 2), 3: "x"})
+        assert not from_cache and report == {"pair": (1, 2), 3: "x"}
+    assert len(calls) == 2 and "not cached" in capsys.readouterr().err
+
+
+def test_identity_covers_the_class_hierarchy_code():
+    class Local(EvalCache):
+        pass
+
+    ident = implementation_identity(Local(".x"))
+    assert ident["class"].endswith("Local") and ident["model_snapshot"] is None
+    assert [c["class"] for c in ident["code"]] == [f"{__name__}.{Local.__qualname__}", "pipeline.eval_cache.EvalCache"]
+    assert all(len(c["module_sha256"]) == 64 for c in ident["code"])
+
+
+def test_harness_version_is_read_or_flagged():
+    ident = eval_cache.harness_identity()
+    try:
+        from pipeline.harness import HARNESS_VERSION
+    except ImportError:
+        assert ident["version"] == eval_cache.HARNESS_VERSION_PLACEHOLDER
+    else:
+        assert ident["version"] == str(HARNESS_VERSION) and len(ident["module_sha256"]) == 64
+
+
+def test_unknown_code_version_is_never_cached(tmp_path, bench, capsys):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, {"a builtin": "object"}, CONFIG)  # dict: no source file to hash
+    assert ec.cached_run(ident, run)[1] is False and ec.cached_run(ident, run)[1] is False
+    assert run.runs == 2 and "code version cannot be checked" in capsys.readouterr().err
+
+
+def test_a_plain_cache_function_is_identified_by_its_module(tmp_path, bench):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fn_cache_impl.py").write_text("def cache(row):\n    return False\n")
+    sys.path.insert(0, str(src))
+    try:
+        mod = importlib.import_module("fn_cache_impl")
+        ec, run = EvalCache(tmp_path / "eval"), Runner()
+        ident = ec.identity(bench, mod.cache, CONFIG)
+        assert ident["implementation"]["class"] == "fn_cache_impl.cache"
+        assert ec.cached_run(ident, run)[1] is False and ec.cached_run(ident, run)[1] is True
+        (src / "fn_cache_impl.py").write_text("def cache(row):\n    return True\n")
+        assert ec.cached_run(ec.identity(bench, mod.cache, CONFIG), run) == (run_report(2), False)
+    finally:
+        sys.path.remove(str(src))
+        sys.modules.pop("fn_cache_impl", None)

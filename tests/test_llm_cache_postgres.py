@@ -1,0 +1,103 @@
+"""The LLM response cache on a real PostgreSQL server (start one with `eval "$(bash .ci/postgres.sh)"`)."""
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from pipeline.llm_cache import CachedProvider, PostgresStore, ReplayMissError, build_request, canonical_json, request_key
+from test_llm_cache import MSGS, CountingProvider, FakeClock, run_two_writers
+
+URL = os.environ.get("CACHEEVAL_TEST_PG_URL")
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(not URL, reason="CACHEEVAL_TEST_PG_URL is unset: run eval \"$(bash .ci/postgres.sh)\" first"),
+]
+
+
+@pytest.fixture
+def table():
+    name = f"llm_cache_t{uuid.uuid4().hex[:12]}"  # a throw-away table per test: tests never see each other
+    yield name
+    cleanup = PostgresStore(URL, table=name)
+    cleanup.drop()
+    cleanup.close()
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def store(table, clock):
+    s = PostgresStore(URL, table=table, clock=clock)
+    yield s
+    s.close()
+
+
+def test_hit_miss_and_replay(store, clock, capsys):
+    up = CountingProvider()
+    llm = CachedProvider(up, store, "both", clock=clock)
+    first = llm.complete(MSGS, temperature=0.2, seed=1)
+    second = llm.complete(MSGS, seed=1, temperature=0.2)
+    llm.complete(MSGS, temperature=0.2, seed=2)
+    assert up.calls == 2 and second.cached and second.text == first.text
+    replay = CachedProvider(CountingProvider(), store, "replay", clock=clock)
+    assert replay.complete(MSGS, temperature=0.2, seed=1).text == first.text
+    with pytest.raises(ReplayMissError, match="CACHEEVAL_LLM_CACHE_MODE=both"):
+        replay.complete(MSGS, temperature=0.9)
+    assert capsys.readouterr().err == ""
+
+
+def test_tampered_row_is_never_served(store, clock, capsys):
+    up = CountingProvider()
+    llm = CachedProvider(up, store, "both", clock=clock)
+    llm.complete(MSGS)
+    store._conn.execute(f"UPDATE {store.table} SET response = %s",
+                        ('{"choices":[{"message":{"content":"a wrong answer"}}]}',))
+    again = llm.complete(MSGS)
+    assert not again.cached and up.calls == 2 and again.text != "a wrong answer"
+    assert "fails its checksum" in capsys.readouterr().err
+    assert llm.complete(MSGS).cached
+
+
+def test_stats_and_eviction(store, clock):
+    llm = CachedProvider(CountingProvider(), store, "both", clock=clock)
+    llm.complete([{"role": "user", "content": "kept: hit"}])
+    llm.complete([{"role": "user", "content": "dropped: never hit"}])
+    clock.t += 40 * 86400
+    llm.complete([{"role": "user", "content": "kept: hit"}])
+    llm.complete([{"role": "user", "content": "kept: young"}])
+    assert store.evict(30) == 1
+    stats = store.stats(lambda provider, model: (1.0, 1.0))
+    assert stats["entries"] == 2 and stats["bytes"] > 0
+    assert (stats["hits_7d"], stats["misses_7d"]) == (1, 1)  # the first two lookups are 40 days old
+    assert stats["top_prompts"] == [{"key": stats["top_prompts"][0]["key"], "hits": 1, "prompt": "kept: hit"}]
+    assert stats["estimated_usd_saved"] == pytest.approx(1500 / 1e6)
+
+
+def test_two_processes_writing_at_once_lose_nothing(table, tmp_path):
+    PostgresStore(URL, table=table).close()  # create the table first, as a run's start would
+    written = run_two_writers(URL, table, tmp_path, count=300, overlap=50)
+    assert sum(written) == 550
+    store = PostgresStore(URL, table=table)
+    try:
+        assert store.stats()["entries"] == 550
+        for worker in (1, 2):
+            for i in (50, 175, 299):
+                req = build_request("fake", "fake-2024-01-01",
+                                    [{"role": "user", "content": f"worker {worker} prompt {i}"}])
+                assert store.get(request_key(req), canonical_json(req)) is not None
+    finally:
+        store.close()
+
+
+def test_unreachable_server_is_a_warning_and_a_miss(clock, capsys):
+    store = PostgresStore("postgresql://postgres@127.0.0.1:1/none?connect_timeout=2", clock=clock)
+    up = CountingProvider()
+    llm = CachedProvider(up, store, "both", clock=clock)
+    assert llm.complete(MSGS).text and up.calls == 1
+    err = capsys.readouterr().err
+    assert err.startswith("warning: postgresql ") and "treated as a miss" in err
