@@ -1,0 +1,418 @@
+"""qa_factual: short factual questions with stable answers, checked by exact match on alias sets.
+
+The seed is the curated fact table sources/curated/qa_factual.yaml: entities (countries, chemical
+elements, planets, books, rivers, events, World Cups, Olympic Games, units) with attributes, each
+attribute a list of question phrasings and an answer with its aliases.
+
+Labels:
+- EQUIV: one phrasing and a surface variant of it (case, spacing, end punctuation).
+- PARA_SAFE: two phrasings of the same fact.
+- RELATED_UNSAFE: the same entity, another attribute (capital vs continent, symbol vs atomic
+  number, author vs publication year, start vs end of a war), worded differently.
+- ADVERSARIAL: the same phrasing with one token swapped by a typed operator (entity_swap
+  Austria->Australia, year_swap 1966->1970, number_swap 6->7 or third->fourth, unit_swap
+  Celsius->Fahrenheit); the swapped question is itself in the table, so both answers are known.
+- UNRELATED: different entity and different kind of attribute.
+
+Every candidate goes through a family guard (a normalised query text in at most 3 candidates, a
+group linked by shared texts at most 6) so that splits can keep test queries out of train/dev.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable, Mapping
+
+from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
+from pipeline.errors import InputError
+from pipeline.paths import CURATED
+
+DOMAIN = "qa_factual"
+VERSION = "1"
+SOURCE_FILE = CURATED / "qa_factual.yaml"
+SOURCE_REL = "sources/curated/qa_factual.yaml"
+MAX_TEXT_USES = 3
+MAX_GROUP = 6
+# Order in which labels take turns at the family guard: the scarcest texts first.
+TURN_ORDER = ("ADVERSARIAL", "RELATED_UNSAFE", "PARA_SAFE", "UNRELATED", "EQUIV")
+SWAP_OPERATORS = {"entity": "entity_swap", "year": "year_swap", "number": "number_swap", "unit": "unit_swap"}
+
+GROUNDING = {
+    "EQUIV": "A user retypes the same factual question with different capitalisation, spacing or "
+             "punctuation; the stored answer is still the right one.",
+    "PARA_SAFE": "Different users ask for the same stable fact in their own words, the main source "
+                 "of legitimate hits for a factual assistant's cache.",
+    "RELATED_UNSAFE": "A user asks a follow-up about the same entity (its capital, then its "
+                      "continent); a topic-level cache match would return the previous fact.",
+    "ADVERSARIAL": "Look-alike questions that differ in one entity, year, number or unit "
+                   "(Austria/Australia, 1966/1970) are where embedding caches return confident "
+                   "wrong answers.",
+    "UNRELATED": "Two unrelated factual lookups from the same quiz or homework session; a cache "
+                 "must keep them apart.",
+}
+_TIME_SENSITIVE = re.compile(
+    r"\b(current|currently|today|tonight|right now|at the moment|latest|this (?:year|month|week)|nowadays)\b",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One (entity, attribute) of the table with its phrasings and accepted answers."""
+
+    fid: str
+    entity_id: str
+    name: str
+    attribute: str
+    subcategory: str
+    questions: tuple[str, ...]
+    answers: tuple[str, ...]          # canonical answer first, then aliases
+    swap: str | None
+    swap_with: tuple[str, ...]
+
+    @property
+    def forms(self) -> frozenset[str]:
+        return frozenset(normalize_text(a) for a in self.answers)
+
+
+@dataclass(frozen=True)
+class Seed:
+    """What an operator perturbs: one phrasing (by index) of one fact."""
+
+    fact: Fact
+    index: int
+
+    @property
+    def question(self) -> str:
+        return self.fact.questions[self.index]
+
+
+@dataclass(frozen=True)
+class Variant:
+    question: str
+    fact: Fact
+    params: Mapping[str, Any]
+
+
+# ---------------------------------------------------------------- loading
+
+def _bad(record: str, problem: str, fix: str) -> InputError:
+    return InputError(f"{SOURCE_REL}:{record}: {problem}. {fix}")
+
+
+def _render(template: str, name: str) -> str:
+    return template.replace("{e}", name).replace("{E}", name[:1].upper() + name[1:])
+
+
+@lru_cache(maxsize=1)
+def load_facts() -> tuple[Fact, ...]:
+    """Parse and check the fact table; facts sorted by id."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{SOURCE_REL}: file not found. Restore it from git") from None
+    if not isinstance(data, dict) or not {"templates", "subcategories", "entities"} <= set(data):
+        raise _bad("top", "needs templates, subcategories and entities", "Add the missing section")
+    templates, subcats = data["templates"], data["subcategories"]
+    entities = {}
+    for i, ent in enumerate(data["entities"]):
+        if not isinstance(ent, dict) or not {"id", "name", "facts"} <= set(ent):
+            raise _bad(f"entities[{i}]", "needs id, name and facts", "Add the missing keys")
+        if ent["id"] in entities:
+            raise _bad(ent["id"], "duplicate entity id", "Give each entity a unique id")
+        entities[ent["id"]] = ent
+    partners: dict[str, set[str]] = {eid: set() for eid in entities}
+    for eid, ent in entities.items():
+        for other in ent.get("swap_with", []) or []:
+            if other not in entities or not ent.get("swap") or entities[other].get("swap") != ent["swap"]:
+                raise _bad(eid, f"swap_with '{other}' is unknown or of another swap kind",
+                           "List only entities with the same swap kind")
+            partners[eid].add(other)
+            partners[other].add(eid)   # swaps are symmetric
+    facts = []
+    for eid in sorted(entities):
+        ent = entities[eid]
+        name = str(ent["name"])
+        for attr in sorted(ent["facts"]):
+            spec = ent["facts"][attr]
+            if attr not in subcats:
+                raise _bad(eid, f"attribute '{attr}' has no subcategory", "Add it under subcategories")
+            if isinstance(spec, dict):
+                answers, questions = spec.get("answers"), spec.get("questions")
+            else:
+                answers = spec
+                if attr not in templates:
+                    raise _bad(eid, f"attribute '{attr}' has no templates and no questions",
+                               "Add templates or give the fact its own questions")
+                questions = [_render(t, name) for t in templates[attr]]
+            if not answers or not questions or len(questions) < 2:
+                raise _bad(f"{eid}.{attr}", "needs at least one answer and two phrasings", "Complete the fact")
+            facts.append(Fact(
+                fid=f"{eid}.{attr}", entity_id=eid, name=name, attribute=attr, subcategory=subcats[attr],
+                questions=tuple(str(q) for q in questions), answers=tuple(str(a) for a in answers),
+                swap=ent.get("swap"), swap_with=tuple(sorted(partners[eid]))))
+    return tuple(facts)
+
+
+@lru_cache(maxsize=1)
+def _fact_index() -> dict[str, Fact]:
+    return {f.fid: f for f in load_facts()}
+
+
+# ---------------------------------------------------------------- operators
+
+def _swap_name(text: str, old: str, new: str) -> str | None:
+    """Replace the one whole-word occurrence of `old` (or its capitalised form) with `new`."""
+    for o, n in ((old, new), (old[:1].upper() + old[1:], new[:1].upper() + new[1:])):
+        out, count = re.subn(rf"(?<!\w){re.escape(o)}(?!\w)", n, text)
+        if count == 1:
+            return out
+    return None
+
+
+def _make_swap(kind: str):
+    def apply(seed: Seed, rng) -> Variant | None:
+        fact = seed.fact
+        if fact.swap != kind:
+            return None
+        index = _fact_index()
+        options = []
+        for other in fact.swap_with:
+            target = index.get(f"{other}.{fact.attribute}")
+            if target is None or target.forms & fact.forms or seed.index >= len(target.questions):
+                continue   # no known answer for the swapped question, or the same answer
+            new = _swap_name(seed.question, fact.name, target.name)
+            # The swapped text must be the target's own phrasing, so its answer is the table's.
+            if new is not None and new == target.questions[seed.index]:
+                options.append(Variant(new, target, {"from": fact.name, "to": target.name,
+                                                     "attribute": fact.attribute}))
+        return rng.choice(options) if options else None
+    return apply
+
+
+OPERATORS = {
+    "entity_swap": Operator("entity_swap", "Swap the entity for a look-alike one (Austria -> Australia) "
+                            "whose same attribute has another answer.", _make_swap("entity")),
+    "year_swap": Operator("year_swap", "Swap the year of an edition or event (1966 -> 1970).", _make_swap("year")),
+    "number_swap": Operator("number_swap", "Swap a number or ordinal in the question (atomic number 6 -> 7, "
+                            "third -> fourth planet).", _make_swap("number")),
+    "unit_swap": Operator("unit_swap", "Swap the unit asked for (Celsius -> Fahrenheit, centimetres -> "
+                          "millimetres).", _make_swap("unit")),
+}
+
+
+# ---------------------------------------------------------------- surface variants
+
+def surface_variant(text: str, k: int) -> str:
+    """A surface change of `text` that leaves its normalised form unchanged (k picks which)."""
+    stripped = text.rstrip("?.! ")
+    variants = [
+        stripped.lower(),
+        text.upper(),
+        text.replace(" ", "  ", 1) + " ",
+        stripped + "??",
+        "  " + stripped,
+        text[:1].lower() + text[1:] + " ",
+    ]
+    for step in range(len(variants)):
+        v = variants[(k + step) % len(variants)]
+        if v != text and normalize_text(v) == normalize_text(text):
+            return v
+    raise ValueError(f"no surface variant for {text!r}")
+
+
+# ---------------------------------------------------------------- family guard
+
+class FamilyGuard:
+    """Accepts candidates while every normalised query text stays in at most MAX_TEXT_USES
+    candidates and every group of candidates linked by shared texts holds at most MAX_GROUP."""
+
+    def __init__(self) -> None:
+        self.uses: dict[str, int] = {}
+        self.parent: dict[str, str] = {}
+        self.size: dict[str, int] = {}
+        self.signatures: set = set()
+
+    def _find(self, t: str) -> str:
+        while self.parent.get(t, t) != t:
+            t = self.parent[t]
+        return t
+
+    def offer(self, c: Candidate) -> bool:
+        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
+        sig = c.pair_signature()
+        if sig in self.signatures or any(self.uses.get(t, 0) >= MAX_TEXT_USES for t in texts):
+            return False
+        roots = sorted({self._find(t) for t in texts})
+        if sum(self.size.get(r, 0) for r in roots) + 1 > MAX_GROUP:
+            return False
+        self.signatures.add(sig)
+        for t in texts:
+            self.uses[t] = self.uses.get(t, 0) + 1
+            self.parent.setdefault(t, t)
+        root = roots[0]
+        self.size[root] = sum(self.size.get(r, 0) for r in roots) + 1
+        for r in roots[1:]:
+            self.parent[r] = root
+            self.size.pop(r, None)
+        return True
+
+
+def spread(items: list, key, rng) -> list:
+    """Shuffle within each key, then interleave the keys, so early picks cover every subcategory."""
+    groups: dict[str, list] = {}
+    for it in items:
+        groups.setdefault(key(it), []).append(it)
+    lanes = []
+    for k in sorted(groups):
+        lane = groups[k]
+        rng.shuffle(lane)
+        lanes.append(lane)
+    out = []
+    for i in range(max((len(l) for l in lanes), default=0)):
+        out.extend(l[i] for l in lanes if i < len(l))
+    return out
+
+
+def select(pools: Mapping[str, list[Candidate]], caps: Mapping[str, int]) -> list[Candidate]:
+    """Labels take turns offering their next candidate to one family guard until each reaches its
+    cap or runs out."""
+    guard = FamilyGuard()
+    pos = {lab: 0 for lab in TURN_ORDER}
+    kept = {lab: 0 for lab in TURN_ORDER}
+    out = []
+    while True:
+        progressed = False
+        for lab in TURN_ORDER:
+            pool = pools.get(lab, [])
+            while kept[lab] < caps[lab] and pos[lab] < len(pool):
+                c = pool[pos[lab]]
+                pos[lab] += 1
+                if guard.offer(c):
+                    kept[lab] += 1
+                    out.append(c)
+                    progressed = True
+                    break
+        if not progressed:
+            return out
+
+
+# ---------------------------------------------------------------- candidates
+
+def policy(c: Candidate) -> str | None:
+    """A question about the present ('current', 'today', 'latest') must never be cached."""
+    if _TIME_SENSITIVE.search(c.query_a) or _TIME_SENSITIVE.search(c.query_b):
+        return "time_sensitive"
+    return None
+
+
+def _candidate(label: str, fa: Fact, qa: str, fb: Fact, qb: str, method: str, rationale: str,
+               template_id: str, operator: str | None = None, params: Mapping[str, Any] | None = None) -> Candidate:
+    payload = {"aliases_a": list(fa.answers), "aliases_b": list(fb.answers)}
+    c = Candidate(
+        domain=DOMAIN, subcategory=fa.subcategory, label=label, query_a=qa, query_b=qb,
+        expected_answer_a=fa.answers[0], expected_answer_b=fb.answers[0], rationale=rationale,
+        verification_method="alias_exact_match", verification_payload=payload,
+        construction_method=method, source="curated", real_world_grounding=GROUNDING[label],
+        provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template_id,
+                              operator=operator, operator_params=params, source_file=SOURCE_REL,
+                              source_record=fa.fid if fa.fid == fb.fid else f"{fa.fid}|{fb.fid}"))
+    reason = policy(c)
+    if reason:   # never expected from the curated table, but a policy always wins
+        c = c.with_(verification_method="policy_no_cache",
+                    verification_payload={"policy": reason, "underlying_method": "alias_exact_match",
+                                          "underlying_payload": payload})
+    return c
+
+
+def _pools(rng_for) -> dict[str, list[Candidate]]:
+    facts = load_facts()
+    by_entity: dict[str, list[Fact]] = {}
+    for f in facts:
+        by_entity.setdefault(f.entity_id, []).append(f)
+    pools: dict[str, list[Candidate]] = {lab: [] for lab in TURN_ORDER}
+    for f in facts:
+        rng = rng_for("fact", f.fid)
+        for i, q in enumerate(f.questions):
+            pools["EQUIV"].append(_candidate(
+                "EQUIV", f, q, f, surface_variant(q, rng.randrange(6)), "curated",
+                f"Same question up to case, spacing or punctuation; both expect '{f.answers[0]}'.", f"{f.fid}#{i}"))
+            for j in range(i + 1, len(f.questions)):
+                pools["PARA_SAFE"].append(_candidate(
+                    "PARA_SAFE", f, q, f, f.questions[j], "curated",
+                    f"Two phrasings of the same fact ({f.attribute} of {f.name}); both expect '{f.answers[0]}'.",
+                    f"{f.fid}#{i}~{j}"))
+            seed = Seed(f, i)
+            op_name = SWAP_OPERATORS.get(f.swap or "")
+            if op_name:
+                v = OPERATORS[op_name].apply(seed, rng_for("op", f.fid, i))
+                if v is not None:
+                    pools["ADVERSARIAL"].append(_candidate(
+                        "ADVERSARIAL", f, q, v.fact, v.question, "adversarial_perturbation",
+                        f"{op_name} {v.params['from']} -> {v.params['to']} changes the answer "
+                        f"'{f.answers[0]}' -> '{v.fact.answers[0]}'.",
+                        f"{f.fid}#{i}", operator=op_name, params=v.params))
+    for eid in sorted(by_entity):
+        group = by_entity[eid]
+        for x in range(len(group)):
+            for y in range(x + 1, len(group)):
+                fa, fb = group[x], group[y]
+                if fa.forms & fb.forms:
+                    continue
+                for i in range(len(fa.questions)):
+                    for j in range(len(fb.questions)):
+                        if i == j:   # aligned phrasings are near-identical: kept out of RELATED
+                            continue
+                        pools["RELATED_UNSAFE"].append(_candidate(
+                            "RELATED_UNSAFE", fa, fa.questions[i], fb, fb.questions[j], "curated",
+                            f"Same entity ({fa.name}), another attribute: {fa.attribute} "
+                            f"'{fa.answers[0]}' vs {fb.attribute} '{fb.answers[0]}'.", f"{fa.fid}#{i}|{fb.fid}#{j}"))
+    for f in facts:
+        rng = rng_for("unrelated", f.fid)
+        others = [g for g in facts if g.entity_id != f.entity_id and g.subcategory != f.subcategory
+                  and not (g.forms & f.forms) and g.fid > f.fid]
+        for g in rng.sample(others, min(4, len(others))):
+            i, j = rng.randrange(len(f.questions)), rng.randrange(len(g.questions))
+            pools["UNRELATED"].append(_candidate(
+                "UNRELATED", f, f.questions[i], g, g.questions[j], "curated",
+                f"Different entity and attribute ({f.attribute} of {f.name} vs {g.attribute} of {g.name}).",
+                f"{f.fid}#{i}|{g.fid}#{j}"))
+    # ADVERSARIAL rows are spread over operators (year, number and unit swaps are as important as
+    # look-alike names), the others over subcategories.
+    keys = {lab: (lambda c: c.provenance.operator or "") if lab == "ADVERSARIAL" else (lambda c: c.subcategory)
+            for lab in pools}
+    return {lab: spread(pool, keys[lab], rng_for("spread", lab)) for lab, pool in pools.items()}
+
+
+def caps_for(need: Mapping[str, int]) -> dict[str, int]:
+    """Offer at least max(need, 40) per label plus a 20% margin."""
+    return {lab: math.ceil(max(int(need.get(lab, 0)), 40) * 1.2) for lab in TURN_ORDER}
+
+
+@lru_cache(maxsize=8)
+def _build(caps: tuple[tuple[str, int], ...]) -> tuple[Candidate, ...]:
+    # stable_rng(DOMAIN, ...) is exactly ctx.rng(...); the build is cached per caps, not per ctx.
+    pools = _pools(lambda *names: stable_rng(DOMAIN, *names))
+    return tuple(select(pools, dict(caps)))
+
+
+def _generator(method: str):
+    def gen(ctx: GenContext) -> Iterable[Candidate]:
+        caps = tuple(sorted(caps_for(ctx.need).items()))
+        return [c for c in _build(caps) if c.construction_method == method]
+    gen.__doc__ = f"qa_factual candidates made by the {method} method (see the module docstring)."
+    return gen
+
+
+SPEC = DomainSpec(
+    name=DOMAIN,
+    description="Short factual questions with stable answers (capitals, elements, books, events, units).",
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    verifier="alias_exact_match",
+    operators=OPERATORS,
+    policy=policy,
+    version=VERSION,
+)

@@ -1,0 +1,71 @@
+"""The datasets dir resource: one folder per corpus, named as in `../shared/datasets`
+(`banking77/`, `massive/`, ...), holding the corpus's files under their upstream names.
+
+A corpus whose folder is absent yields nothing; a folder that is present but malformed raises
+`InputError`. Every file read is hashed into `manifest()`, so two builds can be compared by their
+inputs.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from pipeline.errors import InputError
+from sources.base import Record, bad
+from sources.read import Reader
+from sources.registry import LOADERS
+
+ENV_VAR = "CACHEEVAL_DATASETS_DIR"
+
+
+class DatasetsDir:
+    """Read upstream corpora from `root` (one sub-folder per corpus, upstream file names)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self._manifest: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def from_env(cls, value: str | None = None) -> "DatasetsDir":
+        """From an explicit path, else from $CACHEEVAL_DATASETS_DIR; the folder must exist."""
+        raw = value or os.environ.get(ENV_VAR)
+        if not raw:
+            raise InputError(f"no datasets dir given. Pass --datasets-dir DIR or set {ENV_VAR}.")
+        root = Path(raw)
+        if not root.is_dir():
+            raise InputError(f"{root}:file: datasets dir not found or not a folder. Pass an existing folder.")
+        return cls(root)
+
+    def folder(self, corpus: str) -> Path:
+        return self.root / LOADERS[corpus].name
+
+    def found(self) -> list[str]:
+        """Known corpora whose folder is present, sorted. A file where a folder should be is an
+        error, not an absence."""
+        out = []
+        for name in LOADERS.names():
+            path = self.root / name
+            if path.is_dir():
+                out.append(name)
+            elif path.exists() or path.is_symlink():
+                raise bad(path, "file", "is not a folder", f"Put the {name} files in a folder named {name}/")
+        return out
+
+    def files(self, corpus: str) -> list[str]:
+        """The corpus's input files, relative to its folder, sorted ([] when absent)."""
+        folder = self.folder(corpus)
+        return LOADERS[corpus].files(folder) if folder.is_dir() else []
+
+    def load(self, corpus: str) -> Iterator[Record]:
+        """The corpus's records in a stable order; nothing when its folder is absent. Reads the
+        whole corpus before yielding, so a malformed file fails before any record is used."""
+        loader = LOADERS[corpus]
+        folder = self.root / corpus
+        if corpus not in self.found():
+            return iter(())
+        return loader.load(Reader(corpus, folder, self._manifest))
+
+    def manifest(self) -> list[dict[str, Any]]:
+        """sha256 and size of every input file read so far, sorted by path relative to the root."""
+        return [{"path": p, **self._manifest[p]} for p in sorted(self._manifest)]

@@ -1,0 +1,173 @@
+"""multilingual: seven-language items, language/direction swap operators, translated exact match,
+policy and quota."""
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from domains import get_domain
+from domains import multilingual as ml
+from domains.base import LABELS, normalize_text, stable_rng
+from domains.check import generate_verified
+from domains.verify import verify
+from pipeline.config import load_profile
+from pipeline.errors import InputError
+
+DOMAIN = "multilingual"
+
+
+def _kept(profile: str, domain: str = DOMAIN):
+    need = dict(load_profile(profile).matrix[domain])
+    return need, generate_verified(domain, need, profile=profile)
+
+
+def _families(cands):
+    uses, parent = {}, {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+    for n, c in enumerate(cands):
+        for t in {normalize_text(c.query_a), normalize_text(c.query_b)}:
+            uses[t] = uses.get(t, 0) + 1
+            parent[find(("t", t))] = find(("c", n))
+    sizes = {}
+    for n in range(len(cands)):
+        r = find(("c", n))
+        sizes[r] = sizes.get(r, 0) + 1
+    return max(uses.values()), max(sizes.values())
+
+
+@pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
+def test_quota_with_margin_and_no_drops(profile):
+    need, rep = _kept(profile)
+    for lab in LABELS:
+        assert len(rep.kept[lab]) >= math.ceil(max(need[lab], 40) * 1.1), (lab, len(rep.kept[lab]))
+    assert not rep.drops, rep.drops
+
+
+def test_languages_family_rule_and_rows():
+    _, rep = _kept("lifted40")
+    cands = [c for lab in LABELS for c in rep.kept[lab]]
+    max_uses, max_group = _families(cands)
+    assert max_uses <= 3 and max_group <= 6
+    langs = {c.verification_payload[k] for c in cands for k in ("lang_a", "lang_b")}
+    assert len(langs) >= 6
+    for c in cands:
+        p = c.verification_payload
+        assert c.query_a != c.query_b and c.real_world_grounding
+        if c.label in ("EQUIV", "PARA_SAFE", "RELATED_UNSAFE"):
+            assert p["lang_a"] == p["lang_b"]      # HIT pairs and RELATED stay within one language
+    ops = {c.provenance.operator for c in rep.kept["ADVERSARIAL"]}
+    assert ops == {"language_swap", "direction_swap"}
+    for c in rep.kept["ADVERSARIAL"]:
+        p = c.verification_payload
+        if c.provenance.operator == "language_swap":
+            assert p["lang_a"] != p["lang_b"] and c.provenance.operator_params["to"] == p["lang_b"]
+
+
+def test_no_query_text_shared_with_the_other_qa_domains():
+    _, rep = _kept("lifted40")
+    mine = {normalize_text(q) for lab in LABELS for c in rep.kept[lab] for q in (c.query_a, c.query_b)}
+    for other in ("qa_factual", "qa_open"):
+        _, orep = _kept("lifted40", other)
+        theirs = {normalize_text(q) for lab in LABELS for c in orep.kept[lab] for q in (c.query_a, c.query_b)}
+        assert not mine & theirs, sorted(mine & theirs)[:5]
+
+
+def test_deterministic():
+    caps = tuple(sorted(ml.caps_for(dict(load_profile("lifted40").matrix[DOMAIN])).items()))
+    a = [c.key for c in ml._build(caps)]
+    ml._build.cache_clear()
+    ml.load_items.cache_clear()
+    ml._index.cache_clear()
+    ml._data.cache_clear()
+    assert a == [c.key for c in ml._build(caps)]
+
+
+def test_every_item_in_every_language():
+    items = ml.load_items()
+    by_key = {}
+    for it in items:
+        by_key.setdefault(it.key, set()).add(it.lang)
+    assert all(v == set(ml._data()["languages"]) for v in by_key.values())
+    assert len(by_key) >= 40
+
+
+SEEDS = [ml.Seed(it, i) for it in ml.load_items() for i in range(2)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(SEEDS), st.integers(0, 2**32))
+def test_every_operator_changes_the_expected_answer(seed, n):
+    for name, op in sorted(ml.OPERATORS.items()):
+        v = op.apply(seed, stable_rng("test", n))
+        if v is None:
+            assert name == "direction_swap" and not seed.item.topic.startswith("day_")
+            continue
+        assert v.text in v.item.phrasings and v.text != seed.text
+        if name == "language_swap":
+            assert v.item.key == seed.item.key and v.item.lang != seed.item.lang
+        else:
+            assert v.item.lang == seed.item.lang and not (v.item.forms & seed.item.forms)
+            back = re.sub(rf"(?<!\w){re.escape(v.params['to'])}(?!\w)", v.params["from"], v.text, count=1)
+            assert back == seed.text
+        c = ml._candidate("ADVERSARIAL", seed.item, seed.text, v.item, v.text, "adversarial_perturbation",
+                          "t", "t", operator=name, params=v.params)
+        assert verify(c).passed
+
+
+def test_operator_examples():
+    idx = ml._index()
+    v = ml.OPERATORS["direction_swap"].apply(ml.Seed(idx[("day_after.monday", "it")], 0), stable_rng("t"))
+    assert v.text == "Che giorno viene prima di lunedì?" and v.item.answers[0] == "domenica"
+    v = ml.OPERATORS["language_swap"].apply(ml.Seed(idx[("capital.germany", "en")], 0), stable_rng("t"))
+    assert v.item.key == "capital.germany" and v.item.lang != "en"
+
+
+def test_verifier_accepts_hits_and_rejects_each_miss_kind():
+    _, rep = _kept("v1.1")
+    for lab in ("EQUIV", "PARA_SAFE"):
+        hit = rep.kept[lab][0]
+        assert verify(hit).passed and hit.binary_label == "HIT"
+        assert verify(hit.with_(label="UNRELATED")).reason == "answers_equal_for_miss"
+    for lab in ("RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"):
+        miss = rep.kept[lab][0]
+        assert verify(miss).passed and miss.binary_label == "MISS"
+        assert verify(miss.with_(label="EQUIV")).reason == "answers_differ_for_hit"
+    # a translation with the very same answer word still misses: the language differs
+    idx = ml._index()
+    es, en = idx[("capital.spain", "es")], idx[("capital.spain", "en")]
+    c = ml._candidate("ADVERSARIAL", en, en.phrasings[0], es, es.phrasings[0], "adversarial_perturbation", "t", "t")
+    assert verify(c).passed and not verify(c.with_(label="PARA_SAFE")).passed
+
+
+def test_policy_forces_miss():
+    _, rep = _kept("v1.1")
+    spec = get_domain(DOMAIN)
+    assert all(spec.policy(c) is None for lab in LABELS for c in rep.kept[lab])
+    it = ml._index()[("capital.france", "de")]
+    live = ml._candidate("EQUIV", it, "Welcher Tag ist heute?", it, "welcher Tag ist heute", "curated", "t", "t")
+    assert spec.policy(live) == "time_sensitive"
+    assert live.verification_method == "policy_no_cache" and live.binary_label == "MISS"
+    assert verify(live).passed
+
+
+def test_bad_input_is_one_line_error(tmp_path, monkeypatch):
+    src = ml.SOURCE_FILE.read_text(encoding="utf-8")
+    bad = tmp_path / "multilingual.yaml"
+    bad.write_text(src.replace("  nl: [maandag, dinsdag, woensdag, donderdag, vrijdag, zaterdag, zondag]\n", ""),
+                   encoding="utf-8")
+    monkeypatch.setattr(ml, "SOURCE_FILE", bad)
+    for f in (ml._data, ml.load_items):
+        f.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"^sources/curated/multilingual.yaml:days.nl: 0 day names\. "):
+            ml.load_items()
+    finally:
+        for f in (ml._data, ml.load_items):
+            f.cache_clear()

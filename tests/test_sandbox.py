@@ -1,0 +1,135 @@
+"""The sandbox holds: every escape attempt is stopped and reported as a result, never a crash."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from domains.verify import sandbox
+from domains.verify.sandbox import Limits, run
+
+FAST = Limits(cpu_seconds=1, wall_seconds=3.0)
+HAS_NODE = shutil.which("node") is not None
+
+
+def _fresh(code: str, language: str = "python", limits: Limits = FAST, guard: bool = True):
+    started = time.monotonic()
+    result = run(code, "", language, limits=limits, use_cache=False, guard=guard)
+    return result, time.monotonic() - started
+
+
+def _no_stray(marker: str) -> bool:
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    return marker not in ps
+
+
+def test_passing_and_failing_programs():
+    ok, _ = _fresh("assert sum([1, 2]) == 3\nprint('fine')")
+    bad, _ = _fresh("assert 1 == 2")
+    assert ok.status == "passed" and "fine" in ok.stdout
+    assert bad.status == "failed" and "AssertionError" in bad.stderr
+
+
+def test_infinite_loop_is_stopped_by_cpu_limit():
+    res, took = _fresh("while True:\n    pass")
+    assert res.status in ("limit", "timeout") and not res.passed
+    assert took < FAST.wall_seconds + 2
+
+
+def test_sleeping_forever_is_stopped_by_wall_clock():
+    res, took = _fresh("import time\ntime.sleep(60)")
+    assert res.status == "timeout"
+    assert took < FAST.wall_seconds + 2
+
+
+def test_fork_bomb_is_blocked_by_guard():
+    tag = f"forkbomb_{uuid.uuid4().hex[:8]}"
+    res, took = _fresh(f"# {tag}\nimport os\nwhile True:\n    os.fork()")
+    assert res.status == "blocked" and "os.fork" in res.blocked
+    assert took < 3 and _no_stray(tag)
+
+
+@pytest.mark.skipif(not sandbox._have_namespaces(), reason="needs root, unshare and setpriv")
+def test_fork_bomb_is_stopped_by_process_limit_without_guard():
+    tag = f"forkbomb_{uuid.uuid4().hex[:8]}"
+    res, took = _fresh(f"# {tag}\nimport os\nwhile True:\n    os.fork()", guard=False)
+    assert res.status in ("limit", "failed", "timeout") and not res.passed
+    assert "uid_nobody" in res.isolation and "pidns" in res.isolation
+    time.sleep(0.2)
+    assert _no_stray(tag)
+    assert took < FAST.wall_seconds + 2
+
+
+def test_ten_gigabyte_allocation_is_refused():
+    res, _ = _fresh("x = bytearray(10 * 1024 ** 3)\nprint('allocated')", guard=False)
+    assert res.status == "limit" and "MemoryError" in res.stderr and "allocated" not in res.stdout
+
+
+def test_socket_connect_is_blocked():
+    res, _ = _fresh("import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('1.1.1.1', 53))\nprint('connected')")
+    assert res.status == "blocked" and "connected" not in res.stdout
+
+
+@pytest.mark.skipif(not sandbox._have_namespaces(), reason="needs root, unshare and setpriv")
+def test_network_namespace_has_no_route_even_without_guard():
+    res, _ = _fresh("import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('1.1.1.1', 53))\nprint('connected')",
+                    guard=False)
+    assert "netns" in res.isolation
+    assert res.status == "failed" and "unreachable" in res.stderr.lower() and "connected" not in res.stdout
+
+
+def test_write_outside_the_folder_is_blocked(tmp_path):
+    target = f"/tmp/cacheeval_escape_{uuid.uuid4().hex}.txt"
+    res, _ = _fresh(f"open({target!r}, 'w').write('x')")
+    assert res.status == "blocked" and "open" in res.blocked
+    assert not os.path.exists(target)
+    res2, _ = _fresh(f"import os\nos.remove({str(tmp_path)!r})")
+    assert res2.status == "blocked" and os.path.exists(tmp_path)
+
+
+def test_write_inside_the_folder_is_allowed_and_folder_is_removed():
+    res, _ = _fresh("import os\nopen('note.txt', 'w').write('hi')\nprint(open('note.txt').read(), os.getcwd())")
+    assert res.status == "passed" and res.stdout.startswith("hi")
+    workdir = res.stdout.split()[-1]
+    assert "cacheeval-sbx-" in workdir and not os.path.exists(workdir)
+
+
+def test_ctypes_and_subprocess_are_blocked():
+    res, _ = _fresh("import ctypes")
+    assert res.status == "blocked"
+    res2, _ = _fresh("import subprocess\nsubprocess.run(['true'])")
+    assert res2.status == "blocked"
+
+
+def test_output_is_truncated():
+    res, _ = _fresh("print('x' * 100000)")
+    assert res.status == "passed" and len(res.stdout) < FAST.output_chars + 100 and "truncated" in res.stdout
+
+
+def test_unknown_language_is_an_error_result_not_an_exception():
+    res = run("x", "", "cobol", use_cache=False)
+    assert res.status == "error" and not res.passed
+
+
+def test_results_are_memoised_by_content():
+    code, tests = "def f():\n    return 1", "assert f() == 1"
+    first = run(code, tests, "python")
+    assert run(code, tests, "python") is first
+    assert sandbox.cache_key(code, tests, "python", Limits()) != sandbox.cache_key(code, tests, "javascript", Limits())
+
+
+@pytest.mark.skipif(not HAS_NODE, reason="node is not installed")
+def test_node_is_fenced_too():
+    loop, took = _fresh("while (true) {}", "javascript")
+    assert loop.status in ("limit", "timeout") and took < FAST.wall_seconds + 2
+    child, _ = _fresh("require('child_process').execSync('true')", "javascript")
+    assert child.status == "blocked"
+    target = f"/tmp/cacheeval_escape_{uuid.uuid4().hex}.txt"
+    write, _ = _fresh(f"require('fs').writeFileSync({target!r}, 'x')", "javascript")
+    assert write.status == "blocked" and not os.path.exists(target)
+    ok, _ = _fresh("console.log(1 + 1)", "javascript")
+    assert ok.status == "passed" and ok.stdout.strip() == "2"
