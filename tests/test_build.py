@@ -1,0 +1,131 @@
+"""The asset graph end to end: definitions load, the smoke profile materialises in process with
+real models, rebuilds are byte-identical under environment perturbations, failures name the cell,
+and `cacheeval check` catches a one-byte change."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.build import compare_outputs, run_build
+from pipeline.contract import validate_file
+from pipeline.errors import BuildError
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "pipeline.cli"]
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, cache_dir) -> Path:
+    out = tmp_path_factory.mktemp("smoke")
+    run_build("smoke", out, None, cache_dir)
+    return out
+
+
+def test_definitions_load_and_validate():
+    from pipeline.definitions import defs
+
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"candidate_rows", "verified_rows", "selected_rows", "row_similarities", "row_difficulty", "cachebench",
+            "benchmark_files", "calibration_report", "baseline_reports", "build_manifest", "source_manifest"} <= keys
+    env = {**os.environ, "DAGSTER_HOME": str(ROOT / ".dagster_home")}
+    os.makedirs(env["DAGSTER_HOME"], exist_ok=True)
+    proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_smoke_build_is_complete_and_valid(smoke):
+    rows = [json.loads(x) for x in (smoke / "cachebench.jsonl").read_text().splitlines()]
+    assert len(rows) == 250
+    assert validate_file(smoke / "cachebench.jsonl") == []
+    manifest = json.loads((smoke / "manifest.json").read_text())
+    assert manifest["profile"] == "smoke" and set(manifest["models"]) >= {"minilm_l6", "use_multilingual_v3"}
+    for rel, sha in manifest["outputs"].items():
+        assert hashlib.sha256((smoke / rel).read_bytes()).hexdigest() == sha
+    test_public = [json.loads(x) for x in (smoke / "splits/test.jsonl").read_text().splitlines()]
+    assert test_public and all("label" not in r and "binary_label" not in r for r in test_public)
+    assert (smoke / "reports/calibration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "kappa" in (smoke / "reports/calibration.md").read_text()
+
+
+def _cli_build(out: Path, cache: Path, cwd: Path, **env) -> None:
+    full = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT), **env}
+    proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--out", str(out)], cwd=cwd, env=full,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_byte_identical_under_seed_timezone_locale_cwd(smoke, cache_dir, tmp_path):
+    out = tmp_path / "b"
+    _cli_build(out, cache_dir, tmp_path, PYTHONHASHSEED="12345", TZ="Pacific/Kiritimati", LC_ALL="C",
+               DAGSTER_HOME=str(tmp_path / "dh"), HF_HOME=str(tmp_path / "hf"))
+    assert digest(out) == digest(smoke)
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_byte_identical_with_cold_cache(smoke, tmp_path):
+    out = tmp_path / "c"
+    _cli_build(out, tmp_path / "cold-cache", ROOT, PYTHONHASHSEED="0", TZ="America/Los_Angeles")
+    assert digest(out) == digest(smoke)
+
+
+def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir):
+    import pipeline.config as config
+
+    real = config.load_profile("smoke")
+    matrix = {d: dict(c) for d, c in real.matrix.items()}
+    matrix["math"]["EQUIV"] = 100000
+    huge = config.Profile("smoke", real.description, real.labels, matrix,
+                          {"train": real.total + 100000 - 5 - 124, "dev": 62, "test": 62}, real.method_mix)
+    monkeypatch.setattr(config, "load_profile", lambda name: huge)
+    for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.build"):
+        if hasattr(sys.modules.get(mod), "load_profile"):
+            monkeypatch.setattr(sys.modules[mod], "load_profile", lambda name: huge)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cachebench.jsonl").write_text("committed\n")
+    with pytest.raises(BuildError) as err:
+        run_build("smoke", out, None, cache_dir)
+    assert "quota_math" in str(err.value) and "math/EQUIV short by" in str(err.value)
+    assert (out / "cachebench.jsonl").read_text() == "committed\n"  # nothing lost
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_check_catches_a_one_byte_change(smoke, cache_dir, tmp_path):
+    committed = tmp_path / "committed"
+    shutil.copytree(smoke, committed)
+    path = committed / "cachebench.jsonl"
+    data = bytearray(path.read_bytes())
+    first = json.loads(data.split(b"\n")[0])
+    i = data.index(b'"query_b":"') + len(b'"query_b":"')
+    data[i] = ord("Z") if data[i] != ord("Z") else ord("Y")
+    path.write_bytes(bytes(data))
+    diffs = compare_outputs(committed, smoke)
+    assert [d.file for d in diffs] == ["cachebench.jsonl"]
+    assert diffs[0].detail == f"row {first['id']}: field query_b differs"
+    env = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache_dir)}
+    proc = subprocess.run([*CLI, "check", "--outputs", str(committed)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 1
+    assert f"cachebench.jsonl: row {first['id']}: field query_b differs" in proc.stderr
