@@ -6,6 +6,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, StaticPartitio
 
 from assets.groups import GENERATION
 from domains import domain_names, get_domain
+from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
 from pipeline.config import load_profile
 from pipeline.resources import BuildSettings
@@ -20,12 +21,15 @@ def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Outp
     spec = get_domain(domain)
     profile = load_profile(build.profile)
     ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                     datasets=build.datasets())
+                     datasets=build.datasets(), llm=build.llm())
     cands, drops, per = [], Counter(), Counter()
     for method, gen in spec.generators.items():
         for c in gen(ctx):
             if c.construction_method != method or c.domain != domain:
                 drops[f"generator_mismatch:{method}"] += 1
+                continue
+            if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it
+                drops[f"non_commercial_licence:{c.source}"] += 1
                 continue
             cands.append(c)
             per[f"{c.label}/{method}"] += 1

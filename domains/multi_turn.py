@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
+from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
+from domains.families import limited_candidates, method_generator, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -263,17 +264,6 @@ OPERATORS = {
 
 # ---- pair building ----
 
-def surface(text: str, k: int) -> str:
-    """A surface-only variant (case, punctuation, spacing), never a change of words."""
-    body = text.rstrip(".?!")
-    end = text[len(body):] or "?"
-    if k % 3 == 0:
-        return body.lower()
-    if k % 3 == 1:
-        return f"{body} {end}"
-    return body.lower() + end[-1] * 2
-
-
 GROUNDING = {
     "EQUIV": "A user re-sends the same follow-up in the same conversation with different casing or punctuation.",
     "PARA_SAFE": "Two users phrase the same follow-up differently after conversations that establish the same facts.",
@@ -384,69 +374,11 @@ def _proposals() -> dict[str, list[Candidate]]:
     return out
 
 
-def _interleave(groups: Mapping[str, list[Candidate]]) -> list[Candidate]:
-    """Round-robin over labels so the family limit below never starves one label."""
-    out: list[Candidate] = []
-    longest = max((len(v) for v in groups.values()), default=0)
-    for i in range(longest):
-        for lab in LABELS:
-            if i < len(groups[lab]):
-                out.append(groups[lab][i])
-    return out
-
-
-def limit_families(cands: Iterable[Candidate], max_uses: int = 3, max_group: int = 6,
-                   cap: Mapping[str, int] | None = None) -> list[Candidate]:
-    """Keep candidates in order while every normalised query text stays in at most `max_uses`
-    candidates and every group linked by shared texts holds at most `max_group` (the split rule).
-    Duplicate pair signatures are dropped first, and a label stops at its `cap`, so that neither
-    uses up the text budget the other labels need."""
-    parent: dict[str, str] = {}
-    size: dict[str, int] = {}
-    uses: dict[str, int] = {}
-    seen: set = set()
-    kept: list[Candidate] = []
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    per_label: dict[str, int] = {}
-    for c in cands:
-        sig = c.pair_signature()
-        if sig in seen or (cap is not None and per_label.get(c.label, 0) >= cap[c.label]):
-            continue
-        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
-        if any(uses.get(t, 0) >= max_uses for t in texts):
-            continue
-        roots = sorted({find(t) for t in texts})
-        if sum(size.get(r, 0) for r in roots) + 1 > max_group:
-            continue
-        seen.add(sig)
-        per_label[c.label] = per_label.get(c.label, 0) + 1
-        for t in texts:
-            uses[t] = uses.get(t, 0) + 1
-        for r in roots[1:]:
-            parent[r] = roots[0]
-            size[roots[0]] = size.get(roots[0], 0) + size.pop(r, 0)
-        size[roots[0]] = size.get(roots[0], 0) + 1
-        kept.append(c)
-    return kept
-
-
-@lru_cache(maxsize=1)
-def candidates() -> tuple[Candidate, ...]:
-    """All candidates of the domain after the family limit, in a stable order."""
-    return tuple(limit_families(_interleave(_proposals()), cap=CAP))
+candidates = limited_candidates(_proposals, CAP)
 
 
 def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
-    def gen(ctx: GenContext) -> list[Candidate]:
-        return [c for c in candidates() if c.construction_method == method]
-    gen.__doc__ = f"multi_turn candidates built by {method}."
-    return gen
+    return method_generator(DOMAIN, method, lambda ctx: candidates())
 
 
 SPEC = DomainSpec(

@@ -19,13 +19,14 @@ group linked by shared texts at most 6) so that splits can keep test queries out
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
+from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
+from domains.corpora import benchmarks as corpus_benchmarks
+from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -33,8 +34,6 @@ DOMAIN = "qa_factual"
 VERSION = "1"
 SOURCE_FILE = CURATED / "qa_factual.yaml"
 SOURCE_REL = "sources/curated/qa_factual.yaml"
-MAX_TEXT_USES = 3
-MAX_GROUP = 6
 # Order in which labels take turns at the family guard: the scarcest texts first.
 TURN_ORDER = ("ADVERSARIAL", "RELATED_UNSAFE", "PARA_SAFE", "UNRELATED", "EQUIV")
 SWAP_OPERATORS = {"entity": "entity_swap", "year": "year_swap", "number": "number_swap", "unit": "unit_swap"}
@@ -204,102 +203,6 @@ OPERATORS = {
 }
 
 
-# ---------------------------------------------------------------- surface variants
-
-def surface_variant(text: str, k: int) -> str:
-    """A surface change of `text` that leaves its normalised form unchanged (k picks which)."""
-    stripped = text.rstrip("?.! ")
-    variants = [
-        stripped.lower(),
-        text.upper(),
-        text.replace(" ", "  ", 1) + " ",
-        stripped + "??",
-        "  " + stripped,
-        text[:1].lower() + text[1:] + " ",
-    ]
-    for step in range(len(variants)):
-        v = variants[(k + step) % len(variants)]
-        if v != text and normalize_text(v) == normalize_text(text):
-            return v
-    raise ValueError(f"no surface variant for {text!r}")
-
-
-# ---------------------------------------------------------------- family guard
-
-class FamilyGuard:
-    """Accepts candidates while every normalised query text stays in at most MAX_TEXT_USES
-    candidates and every group of candidates linked by shared texts holds at most MAX_GROUP."""
-
-    def __init__(self) -> None:
-        self.uses: dict[str, int] = {}
-        self.parent: dict[str, str] = {}
-        self.size: dict[str, int] = {}
-        self.signatures: set = set()
-
-    def _find(self, t: str) -> str:
-        while self.parent.get(t, t) != t:
-            t = self.parent[t]
-        return t
-
-    def offer(self, c: Candidate) -> bool:
-        texts = sorted({normalize_text(c.query_a), normalize_text(c.query_b)})
-        sig = c.pair_signature()
-        if sig in self.signatures or any(self.uses.get(t, 0) >= MAX_TEXT_USES for t in texts):
-            return False
-        roots = sorted({self._find(t) for t in texts})
-        if sum(self.size.get(r, 0) for r in roots) + 1 > MAX_GROUP:
-            return False
-        self.signatures.add(sig)
-        for t in texts:
-            self.uses[t] = self.uses.get(t, 0) + 1
-            self.parent.setdefault(t, t)
-        root = roots[0]
-        self.size[root] = sum(self.size.get(r, 0) for r in roots) + 1
-        for r in roots[1:]:
-            self.parent[r] = root
-            self.size.pop(r, None)
-        return True
-
-
-def spread(items: list, key, rng) -> list:
-    """Shuffle within each key, then interleave the keys, so early picks cover every subcategory."""
-    groups: dict[str, list] = {}
-    for it in items:
-        groups.setdefault(key(it), []).append(it)
-    lanes = []
-    for k in sorted(groups):
-        lane = groups[k]
-        rng.shuffle(lane)
-        lanes.append(lane)
-    out = []
-    for i in range(max((len(l) for l in lanes), default=0)):
-        out.extend(l[i] for l in lanes if i < len(l))
-    return out
-
-
-def select(pools: Mapping[str, list[Candidate]], caps: Mapping[str, int]) -> list[Candidate]:
-    """Labels take turns offering their next candidate to one family guard until each reaches its
-    cap or runs out."""
-    guard = FamilyGuard()
-    pos = {lab: 0 for lab in TURN_ORDER}
-    kept = {lab: 0 for lab in TURN_ORDER}
-    out = []
-    while True:
-        progressed = False
-        for lab in TURN_ORDER:
-            pool = pools.get(lab, [])
-            while kept[lab] < caps[lab] and pos[lab] < len(pool):
-                c = pool[pos[lab]]
-                pos[lab] += 1
-                if guard.offer(c):
-                    kept[lab] += 1
-                    out.append(c)
-                    progressed = True
-                    break
-        if not progressed:
-            return out
-
-
 # ---------------------------------------------------------------- candidates
 
 def policy(c: Candidate) -> str | None:
@@ -387,30 +290,18 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
     return {lab: spread(pool, keys[lab], rng_for("spread", lab)) for lab, pool in pools.items()}
 
 
-def caps_for(need: Mapping[str, int]) -> dict[str, int]:
-    """Offer at least max(need, 40) per label plus a 20% margin."""
-    return {lab: math.ceil(max(int(need.get(lab, 0)), 40) * 1.2) for lab in TURN_ORDER}
-
-
-@lru_cache(maxsize=8)
-def _build(caps: tuple[tuple[str, int], ...]) -> tuple[Candidate, ...]:
-    # stable_rng(DOMAIN, ...) is exactly ctx.rng(...); the build is cached per caps, not per ctx.
-    pools = _pools(lambda *names: stable_rng(DOMAIN, *names))
-    return tuple(select(pools, dict(caps)))
+_build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
 def _generator(method: str):
-    def gen(ctx: GenContext) -> Iterable[Candidate]:
-        caps = tuple(sorted(caps_for(ctx.need).items()))
-        return [c for c in _build(caps) if c.construction_method == method]
-    gen.__doc__ = f"qa_factual candidates made by the {method} method (see the module docstring)."
-    return gen
+    return method_generator(DOMAIN, method, lambda ctx: _build(tuple(sorted(caps_for(ctx.need).items()))))
 
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Short factual questions with stable answers (capitals, elements, books, events, units).",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+                "existing_benchmark": corpus_benchmarks.qa_factual_rows},
     verifier="alias_exact_match",
     operators=OPERATORS,
     policy=policy,

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
+from domains.corpora import bfcl as corpus_bfcl
 from domains.verify.tool_call import canonical_call, parse_call
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
@@ -828,7 +829,8 @@ def _generator(method: str) -> Callable[[GenContext], Iterable[Candidate]]:
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Function-calling requests; the answer is the canonical tool call (JSON Schema validated).",
-    generators={m: _generator(m) for m in ("curated", "intent_bottom_up", "adversarial_perturbation")},
+    generators={**{m: _generator(m) for m in ("curated", "intent_bottom_up", "adversarial_perturbation")},
+                "existing_benchmark": corpus_bfcl.tool_rows},
     verifier="json_schema_call",
     operators=OPERATORS,
     policy=policy,

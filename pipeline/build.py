@@ -19,6 +19,8 @@ from typing import Callable
 from pipeline.errors import BuildError
 
 PARTITIONED = ("candidate_rows", "verified_rows")
+# The CLI prints its own progress; Dagster's per-event debug lines would drown it.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass
@@ -60,7 +62,8 @@ def _step_seconds(instance, run_id: str) -> dict[str, float]:
 
 
 def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,
-              cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None) -> BuildResult:
+              cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None,
+              commercial_only: bool = False) -> BuildResult:
     from dagster import AssetKey, DagsterInstance, FilesystemIOManager, materialize
 
     from domains import domain_names
@@ -75,7 +78,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     staging = work / "out"
     try:
         settings = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
-                                 cache_dir=str(cache_dir or ""))
+                                 cache_dir=str(cache_dir or ""), commercial_only=commercial_only)
         resources = {"build": settings, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
         instance = DagsterInstance.ephemeral()
         stages: dict[str, float] = defaultdict(float)
@@ -83,7 +86,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         for i, domain in enumerate(domain_names(), 1):
             t0 = time.perf_counter()
             res = materialize(part_assets, partition_key=domain, resources=resources, instance=instance,
-                              raise_on_error=False)
+                              raise_on_error=False, run_config=QUIET)
             if not res.success:
                 raise BuildError(f"generating {domain} failed: {_first_error(instance, res.run_id)}")
             for step, s in _step_seconds(instance, res.run_id).items():
@@ -94,7 +97,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
                                              "cachebench", "benchmark_files", "calibration_report", "baseline_reports",
                                              "build_manifest")]
         res = materialize([*all_assets, *all_checks], selection=downstream, resources=resources, instance=instance,
-                          raise_on_error=False)
+                          raise_on_error=False, run_config=QUIET)
         for step, s in _step_seconds(instance, res.run_id).items():
             stages[step] += s
         failed = _failed_checks(res)

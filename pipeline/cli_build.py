@@ -29,6 +29,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EXAMPLES
     p.add_argument("--profile", default="v1.1", help="sampling profile from configs/sampling.yaml (default v1.1)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: the project's outputs/)")
+    p.add_argument("--commercial-only", action="store_true",
+                   help="drop rows from corpora whose licence forbids commercial use (QQP, MRPC, ShareGPT, ...)")
     _common(p)
 
 
@@ -53,7 +55,8 @@ def run(args) -> int:
     from pipeline.build import run_build
 
     t0 = time.perf_counter()
-    res = run_build(args.profile, args.out, _datasets(args), args.cache_dir, progress=lambda s: print(s, file=sys.stderr))
+    res = run_build(args.profile, args.out, _datasets(args), args.cache_dir, progress=lambda s: print(s, file=sys.stderr),
+                    commercial_only=args.commercial_only)
     print(f"built profile {res.profile}: {sum(res.cells.values())} rows into {res.out_dir} in {time.perf_counter() - t0:.1f}s")
     print(f"kappa (ensemble vs held-out): {res.kappa:.3f}" if res.kappa is not None else "kappa: n/a")
     print("rows per cell:")

@@ -18,6 +18,8 @@ class BuildSettings(ConfigurableResource):
     out_dir: str = ""
     datasets_dir: str = ""
     cache_dir: str = ""
+    commercial_only: bool = False  # drop candidates whose corpus licence forbids commercial use
+    llm_mode: str = ""   # "" = $CACHEEVAL_LLM_CACHE_MODE, else cache.mode of configs/llm.yaml; "none" = no LM rows
 
     @property
     def outputs(self) -> Path:
@@ -43,3 +45,24 @@ class BuildSettings(ConfigurableResource):
         from sources.datasets_dir import DatasetsDir
 
         return DatasetsDir(path)
+
+    def llm(self):
+        """The language model for LM-generated rows behind the response cache, or None (llm_mode "none").
+
+        In replay mode (the embedded default) it answers only from the committed
+        sources/curated/llm_replay.jsonl and needs no model; other modes use the configured store
+        and reach the model on a miss."""
+        mode = self.llm_mode or None
+        if mode == "none":
+            return None
+        from pipeline.llm_cache import resolve_mode, warn
+        from pipeline.llm_providers import load_llm_config, open_llm
+        from pipeline.llm_replay import REPLAY_FILE, replay_llm
+
+        if resolve_mode(mode, load_llm_config().mode) == "replay":
+            if not REPLAY_FILE.is_file():  # nothing recorded yet: the build goes on without LM rows
+                warn(f"{REPLAY_FILE.name} not found: no LM-generated rows. Record it with "
+                     f"`python -m pipeline.llm_replay record`")
+                return None
+            return replay_llm()
+        return open_llm(mode)

@@ -1,29 +1,22 @@
 """conversational: rubric-verified advice and recommendations; live-information requests never hit."""
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domains import conversational as cv
-from domains.base import LABELS, normalize_text
-from domains.check import generate_verified
+from domains.base import LABELS
 from domains.verify import verify
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 
 SEEDS = cv.seeds()
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_meets_quota(profile):
-    need = dict(load_profile(profile).matrix["conversational"])
-    rep = generate_verified("conversational", need, profile=profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    rep = assert_quota("conversational", profile)
     assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
 
 
@@ -65,29 +58,11 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    cands = cv.candidates()
-    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
-    assert max(uses.values()) <= 3
-    parent: dict[str, str] = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for c in cands:
-        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
-        if a != b:
-            parent[a] = b
-    assert max(Counter(find(normalize_text(c.query_a)) for c in cands).values()) <= 6
-    assert len({c.pair_signature() for c in cands}) == len(cands)
-    assert all(c.query_a != c.query_b for c in cands)
+    assert_family_rule(cv.candidates())
 
 
 def test_deterministic():
-    first = [c.key for c in cv.candidates()]
-    cv.candidates.cache_clear()
-    assert [c.key for c in cv.candidates()] == first
+    assert_rebuild_same(cv.candidates)
 
 
 def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
@@ -95,10 +70,4 @@ def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
         '"Which houseplant would do well in a room with {light}?"', '"Which houseplant would do well in a dark room?"')
     bad = tmp_path / "conversational.yaml"
     bad.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(cv, "SOURCE_FILE", bad)
-    cv._seed.cache_clear()
-    try:
-        with pytest.raises(InputError, match=r"seeds\[0\] \(houseplant\): wording .* lacks the slot"):
-            cv._seed()
-    finally:
-        cv._seed.cache_clear()
+    assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): wording .* lacks the slot")

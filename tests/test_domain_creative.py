@@ -1,29 +1,22 @@
 """creative: every row is policy_no_cache ("creative"); the 5-class label still verifies by rubric."""
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domains import creative as cr
-from domains.base import LABELS, normalize_text
-from domains.check import generate_verified
+from domains.base import LABELS
 from domains.verify import verify
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 
 BRIEFS = cr.briefs()
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_meets_quota(profile):
-    need = dict(load_profile(profile).matrix["creative"])
-    rep = generate_verified("creative", need, profile=profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    rep = assert_quota("creative", profile)
     assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
 
 
@@ -61,39 +54,15 @@ def test_underlying_rubric_checks_the_label():
 
 
 def test_split_rule_and_distinct_pairs():
-    cands = cr.candidates()
-    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
-    assert max(uses.values()) <= 3
-    parent: dict[str, str] = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for c in cands:
-        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
-        if a != b:
-            parent[a] = b
-    assert max(Counter(find(normalize_text(c.query_a)) for c in cands).values()) <= 6
-    assert len({c.pair_signature() for c in cands}) == len(cands)
-    assert all(c.query_a != c.query_b for c in cands)
+    assert_family_rule(cr.candidates())
 
 
 def test_deterministic():
-    first = [c.key for c in cr.candidates()]
-    cr.candidates.cache_clear()
-    assert [c.key for c in cr.candidates()] == first
+    assert_rebuild_same(cr.candidates)
 
 
 def test_bad_brief_is_one_line_input_error(tmp_path, monkeypatch):
     text = cr.SOURCE_FILE.read_text(encoding="utf-8").replace("form: haiku, subject: autumn leaves", "form: epic, subject: autumn leaves")
     bad = tmp_path / "creative.yaml"
     bad.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(cr, "SOURCE_FILE", bad)
-    cr._seed.cache_clear()
-    try:
-        with pytest.raises(InputError, match=r"briefs\[0\]"):
-            cr._seed()
-    finally:
-        cr._seed.cache_clear()
+    assert_input_error(monkeypatch, cr, "SOURCE_FILE", bad, cr._seed, r"briefs\[0\]")

@@ -1,29 +1,21 @@
 """multi_turn: answers follow the earlier turns; operators change them; quota; split rule."""
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domains import multi_turn as mt
-from domains.base import LABELS, normalize_text
-from domains.check import generate_verified
 from domains.verify import verify
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 
 INSTANCES, PERTURBED = mt.scenarios()
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_meets_quota(profile):
-    need = dict(load_profile(profile).matrix["multi_turn"])
-    rep = generate_verified("multi_turn", need, profile=profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    rep = assert_quota("multi_turn", profile)
     assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
 
 
@@ -76,40 +68,15 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    cands = mt.candidates()
-    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
-    assert max(uses.values()) <= 3
-    parent: dict[str, str] = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for c in cands:
-        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
-        if a != b:
-            parent[a] = b
-    groups = Counter(find(normalize_text(c.query_a)) for c in cands)
-    assert max(groups.values()) <= 6
-    assert len({c.pair_signature() for c in cands}) == len(cands)
-    assert all(c.query_a != c.query_b or c.context_a != c.context_b for c in cands)
+    assert_family_rule(mt.candidates(),
+                       sides_differ=lambda c: c.query_a != c.query_b or c.context_a != c.context_b)
 
 
 def test_deterministic():
-    first = [c.key for c in mt.candidates()]
-    mt.candidates.cache_clear()
-    mt.scenarios.cache_clear()
-    assert [c.key for c in mt.candidates()] == first
+    assert_rebuild_same(mt.candidates, mt.scenarios)
 
 
 def test_bad_source_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "multi_turn.yaml"
     bad.write_text("conversions: []\n", encoding="utf-8")
-    monkeypatch.setattr(mt, "SOURCE_FILE", bad)
-    mt._seed.cache_clear()
-    try:
-        with pytest.raises(InputError, match="multi_turn.yaml: top level must hold"):
-            mt._seed()
-    finally:
-        mt._seed.cache_clear()
+    assert_input_error(monkeypatch, mt, "SOURCE_FILE", bad, mt._seed, "multi_turn.yaml: top level must hold")

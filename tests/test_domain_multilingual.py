@@ -2,7 +2,6 @@
 policy and quota."""
 from __future__ import annotations
 
-import math
 import re
 
 import pytest
@@ -11,50 +10,28 @@ from hypothesis import given, settings, strategies as st
 from domains import get_domain
 from domains import multilingual as ml
 from domains.base import LABELS, normalize_text, stable_rng
-from domains.check import generate_verified
 from domains.verify import verify
 from pipeline.config import load_profile
 from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_quota, kept
 
 DOMAIN = "multilingual"
 
 
 def _kept(profile: str, domain: str = DOMAIN):
-    need = dict(load_profile(profile).matrix[domain])
-    return need, generate_verified(domain, need, profile=profile)
-
-
-def _families(cands):
-    uses, parent = {}, {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-    for n, c in enumerate(cands):
-        for t in {normalize_text(c.query_a), normalize_text(c.query_b)}:
-            uses[t] = uses.get(t, 0) + 1
-            parent[find(("t", t))] = find(("c", n))
-    sizes = {}
-    for n in range(len(cands)):
-        r = find(("c", n))
-        sizes[r] = sizes.get(r, 0) + 1
-    return max(uses.values()), max(sizes.values())
+    return kept(domain, profile)
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_quota_with_margin_and_no_drops(profile):
-    need, rep = _kept(profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= math.ceil(max(need[lab], 40) * 1.1), (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    assert_quota(DOMAIN, profile, margin=1.1, floor=40)
 
 
 def test_languages_family_rule_and_rows():
     _, rep = _kept("lifted40")
     cands = [c for lab in LABELS for c in rep.kept[lab]]
-    max_uses, max_group = _families(cands)
-    assert max_uses <= 3 and max_group <= 6
+    assert_family_rule(cands)
     langs = {c.verification_payload[k] for c in cands for k in ("lang_a", "lang_b")}
     assert len(langs) >= 6
     for c in cands:

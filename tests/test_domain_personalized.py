@@ -1,18 +1,14 @@
 """personalized: same-user pairs verify by rubric; cross-user pairs are forced to MISS by policy."""
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domains import personalized as pz
-from domains.base import LABELS, normalize_text
-from domains.check import generate_verified
 from domains.verify import verify
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 
 PERSONAS = pz.personas()
 TASKS = sorted(pz._seed()["tasks"])
@@ -20,11 +16,7 @@ TASKS = sorted(pz._seed()["tasks"])
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_meets_quota(profile):
-    need = dict(load_profile(profile).matrix["personalized"])
-    rep = generate_verified("personalized", need, profile=profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= need[lab], (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    rep = assert_quota("personalized", profile)
     assert all(c.construction_method == "adversarial_perturbation" for c in rep.kept["ADVERSARIAL"])
 
 
@@ -83,38 +75,15 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    cands = pz.candidates()
-    uses = Counter(t for c in cands for t in {normalize_text(c.query_a), normalize_text(c.query_b)})
-    assert max(uses.values()) <= 3
-    parent: dict[str, str] = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for c in cands:
-        a, b = find(normalize_text(c.query_a)), find(normalize_text(c.query_b))
-        if a != b:
-            parent[a] = b
-    assert max(Counter(find(normalize_text(c.query_a)) for c in cands).values()) <= 6
-    assert len({c.pair_signature() for c in cands}) == len(cands)
-    assert all(c.query_a != c.query_b or c.system_prompt_a != c.system_prompt_b for c in cands)
+    assert_family_rule(pz.candidates(),
+                       sides_differ=lambda c: c.query_a != c.query_b or c.system_prompt_a != c.system_prompt_b)
 
 
 def test_deterministic():
-    first = [c.key for c in pz.candidates()]
-    pz.candidates.cache_clear()
-    assert [c.key for c in pz.candidates()] == first
+    assert_rebuild_same(pz.candidates)
 
 
 def test_bad_persona_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "personalized.yaml"
     bad.write_text("personas: [[Ann, nurse]]\nsystem_prompts: []\ngreetings: []\ntasks: {}\nrelated_tasks: []\n", encoding="utf-8")
-    monkeypatch.setattr(pz, "SOURCE_FILE", bad)
-    pz._seed.cache_clear()
-    try:
-        with pytest.raises(InputError, match=r"personas\[0\]: expected"):
-            pz._seed()
-    finally:
-        pz._seed.cache_clear()
+    assert_input_error(monkeypatch, pz, "SOURCE_FILE", bad, pz._seed, r"personas\[0\]: expected")

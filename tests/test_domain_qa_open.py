@@ -1,7 +1,6 @@
 """qa_open: rubric questions, aspect-swap operators, rubric verifier, policy and quota."""
 from __future__ import annotations
 
-import math
 import re
 
 import pytest
@@ -9,51 +8,29 @@ from hypothesis import given, settings, strategies as st
 
 from domains import get_domain
 from domains import qa_open as qo
-from domains.base import LABELS, normalize_text, stable_rng
-from domains.check import generate_verified
+from domains.base import LABELS, stable_rng
 from domains.verify import verify
 from pipeline.config import load_profile
 from pipeline.errors import InputError
+
+from domain_helpers import assert_family_rule, assert_quota, kept
 
 DOMAIN = "qa_open"
 
 
 def _kept(profile: str):
-    need = dict(load_profile(profile).matrix[DOMAIN])
-    return need, generate_verified(DOMAIN, need, profile=profile)
-
-
-def _families(cands):
-    uses, parent = {}, {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-    for n, c in enumerate(cands):
-        for t in {normalize_text(c.query_a), normalize_text(c.query_b)}:
-            uses[t] = uses.get(t, 0) + 1
-            parent[find(("t", t))] = find(("c", n))
-    sizes = {}
-    for n in range(len(cands)):
-        r = find(("c", n))
-        sizes[r] = sizes.get(r, 0) + 1
-    return max(uses.values()), max(sizes.values())
+    return kept(DOMAIN, profile)
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])
 def test_quota_with_margin_and_no_drops(profile):
-    need, rep = _kept(profile)
-    for lab in LABELS:
-        assert len(rep.kept[lab]) >= math.ceil(need[lab] * 1.1), (lab, len(rep.kept[lab]))
-    assert not rep.drops, rep.drops
+    assert_quota(DOMAIN, profile, margin=1.1)
 
 
 def test_family_rule_and_rows():
     _, rep = _kept("lifted40")
     cands = [c for lab in LABELS for c in rep.kept[lab]]
-    max_uses, max_group = _families(cands)
-    assert max_uses <= 3 and max_group <= 6
+    assert_family_rule(cands)
     for c in cands:
         assert c.query_a != c.query_b and c.real_world_grounding and c.source == "curated"
         p = c.verification_payload

@@ -1,0 +1,182 @@
+"""existing_benchmark rows from paraphrase benchmarks (QQP, PAWS, PAWS-X, MRPC) and AmbigNQ.
+
+Mappings (the benchmark's label is kept in provenance.original_label):
+- QQP (-> qa_open: Quora questions are mostly advice and opinion questions with no single factual
+  answer): is_duplicate=1 -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
+  punctuation); is_duplicate=0 with word overlap >= HIGH -> ADVERSARIAL; is_duplicate=0 with
+  overlap < LOW -> RELATED_UNSAFE (GLUE's negatives were drawn from related questions, so "same
+  topic, other answer"); overlap in [LOW, HIGH) is left out as undecided.
+- PAWS (-> conversational) and PAWS-X German (-> multilingual, both sides German): label 1 ->
+  PARA_SAFE; label 0 with overlap >= HIGH -> ADVERSARIAL (PAWS negatives are word-swap pairs
+  whose meaning changed); label 0 with lower overlap is left out (the rule does not decide it).
+- MRPC (-> conversational; news sentences said to an assistant): 1 -> PARA_SAFE; 0 -> ADVERSARIAL
+  when overlap >= HIGH, RELATED_UNSAFE when < LOW (MRPC pairs are from the same news story),
+  otherwise left out.
+- AmbigNQ (-> qa_factual): a question whose readings have different answers gives RELATED_UNSAFE
+  pairs between two of its disambiguated questions whose answer sets share no form.
+
+Verification: AmbigNQ has answers, so alias_exact_match. The paraphrase benchmarks have no
+answers; their label's evidence is the benchmark's human annotation. No new verifier is allowed,
+so they use `rubric`, with criteria that state the annotation honestly: a HIT pair gets one
+rubric for both sides ("an answer to <text a>", "serves the other wording unchanged", the
+annotation); a MISS pair gets a rubric per side naming its own request and that it must not
+answer the other one. The rubric verifier then confirms that the rubrics agree exactly for HIT
+labels and differ for MISS labels; the payload also records `benchmark`, `benchmark_label` and
+`word_overlap`, so a reviewer sees the evidence. ADVERSARIAL here is a benchmark's own
+near-miss, not an operator output (BENCHMARK.md reserves operators for the embedded default).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from domains.base import Candidate, GenContext, normalize_text
+from domains.corpora.common import generator, make, overlap, pick, records
+
+HIGH = 0.6   # word-set Jaccard at or above which a non-paraphrase counts as a near-miss
+LOW = 0.5    # below this a non-paraphrase counts as merely related
+MAX_CHARS = 300  # longer texts are documents, not cache queries
+
+# Share of each label's need offered from corpora (see common.py: caps keep the target mix).
+FRACTIONS = {
+    "qa_open": {"EQUIV": 0.2, "PARA_SAFE": 0.35, "RELATED_UNSAFE": 0.3, "ADVERSARIAL": 0.3},
+    "conversational": {"PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.15, "ADVERSARIAL": 0.25},
+    "multilingual": {"PARA_SAFE": 0.3, "ADVERSARIAL": 0.15},
+    "qa_factual": {"RELATED_UNSAFE": 0.5},
+}
+FIELD = {"qqp": "is_duplicate", "paws": "label", "paws_x": "label", "mrpc": "Quality"}
+GROUNDING = {
+    "EQUIV": "Two users post the same question to a Q&A site, differing only in case or punctuation.",
+    "PARA_SAFE": "Two wordings that the benchmark's human annotators judged to mean the same thing.",
+    "RELATED_UNSAFE": "Two texts on the same topic that the benchmark's annotators judged to mean different things.",
+    "ADVERSARIAL": "Two texts sharing nearly all their words that the benchmark's annotators judged to differ in meaning.",
+}
+
+
+def decide(corpus: str, label01: int, text_a: str, text_b: str) -> tuple[str | None, str]:
+    """(5-class label or None, drop reason) for one annotated pair under the mapping above."""
+    if normalize_text(text_a) == normalize_text(text_b):
+        return ("EQUIV", "") if label01 == 1 else (None, "identical_text_annotated_different")
+    if label01 == 1:
+        return "PARA_SAFE", ""
+    ov = overlap(text_a, text_b)
+    if ov >= HIGH:
+        return "ADVERSARIAL", ""
+    if corpus in ("paws", "paws_x"):
+        return None, "label0_low_overlap_undecided"
+    if ov < LOW:
+        return "RELATED_UNSAFE", ""
+    return None, "overlap_between_bands"
+
+
+def _rubric(corpus: str, label: str, orig: int, a: str, b: str) -> tuple[list[str], list[str]]:
+    note = f"{corpus} human annotation {FIELD[corpus]}={orig}"
+    if label in ("EQUIV", "PARA_SAFE"):
+        crit = [f"is an answer to: {a}", "serves the other wording unchanged", note]
+        return crit, list(crit)
+    return ([f"is an answer to: {a}", f"is not an answer to: {b}", note],
+            [f"is an answer to: {b}", f"is not an answer to: {a}", note])
+
+
+def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | None = None) -> dict[str, list[Candidate]]:
+    pools: dict[str, list[Candidate]] = {}
+    for r in records(ctx, corpus):
+        if language is not None and r.language != language:
+            drops["other_language"] += 1
+            continue
+        a, b = " ".join(r.text_a.split()), " ".join(r.text_b.split())
+        if max(len(a), len(b)) > MAX_CHARS:
+            drops["text_too_long"] += 1
+            continue
+        label, why = decide(corpus, r.label, a, b)
+        if label is None:
+            drops[why] += 1
+            continue
+        crit_a, crit_b = _rubric(corpus, label, r.label, a, b)
+        hit = label in ("EQUIV", "PARA_SAFE")
+        payload = {"criteria_a": crit_a, "criteria_b": crit_b, "benchmark": corpus,
+                   "benchmark_label": r.label, "word_overlap": round(overlap(a, b), 3)}
+        sub = f"{corpus}_{'paraphrase' if hit else 'non_paraphrase'}"
+        pools.setdefault(label, []).append(make(
+            ctx, method="existing_benchmark", label=label, subcategory=sub, query_a=a, query_b=b,
+            answer_a=f"An answer to: {a}", answer_b=f"An answer to: {a if hit else b}",
+            rationale=f"{corpus} annotators labelled this pair {FIELD[corpus]}={r.label}; mapped to {label} "
+                      f"(word overlap {payload['word_overlap']}).",
+            verification_method="rubric", payload=payload, source=corpus, licence=r.licence,
+            grounding=GROUNDING[label], source_file=r.source_file, source_record=f"{r.split}/{r.record_id}",
+            original_label=r.label, template_id=f"{corpus}:{label}", generator=corpus))
+    return pools
+
+
+def _pairs_build(ctx: GenContext, corpora: Iterable[tuple[str, str | None]], name: str) -> tuple[list[Candidate], Counter]:
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    used: set[str] = set()
+    out: list[Candidate] = []
+    corpora = list(corpora)
+    share = {lab: f / len(corpora) for lab, f in FRACTIONS[ctx.domain].items()}
+    for corpus, lang in corpora:
+        out += pick(ctx, f"{name}/{corpus}", _pair_pool(ctx, corpus, drops, lang), share, drops, used)
+    return out, drops
+
+
+def qa_open_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """QQP pairs for qa_open (mapping in the module docstring)."""
+    return _pairs_build(ctx, [("qqp", None)], "qqp")
+
+
+def conversational_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """PAWS and MRPC pairs for conversational."""
+    return _pairs_build(ctx, [("paws", None), ("mrpc", None)], "paws_mrpc")
+
+
+def paws_x_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
+    """PAWS-X German pairs for multilingual (both sides German, so within-language labels)."""
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    return pick(ctx, "paws_x", _pair_pool(ctx, "paws_x", drops, "de"), FRACTIONS["multilingual"], drops, used), drops
+
+
+def ambignq_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """AmbigNQ: RELATED_UNSAFE pairs between two disambiguations of one ambiguous question whose
+    answer sets share no normalised form (qa_factual, alias_exact_match)."""
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    pool: list[Candidate] = []
+    for r in records(ctx, "ambigqa"):
+        if not r.ambiguous:
+            drops["not_ambiguous"] += 1
+            continue
+        pairs = [(q, ans) for q, ans in r.qa_pairs if ans and q.strip()]
+        found = None
+        for i in range(len(pairs)):          # first pair in annotation order with disjoint answers
+            for j in range(i + 1, len(pairs)):
+                fa = {normalize_text(x) for x in pairs[i][1]}
+                fb = {normalize_text(x) for x in pairs[j][1]}
+                if not fa & fb and normalize_text(pairs[i][0]) != normalize_text(pairs[j][0]):
+                    found = (pairs[i], pairs[j])
+                    break
+            if found:
+                break
+        if found is None:
+            drops["no_disambiguations_with_different_answers"] += 1
+            continue
+        (qa, aa), (qb, ab) = found
+        payload = {"aliases_a": list(aa), "aliases_b": list(ab)}
+        pool.append(make(
+            ctx, method="existing_benchmark", label="RELATED_UNSAFE", subcategory="ambiguous_question",
+            query_a=qa, query_b=qb, answer_a=aa[0], answer_b=ab[0],
+            rationale=f"Two readings of the ambiguous question '{r.question}' with different annotated answers.",
+            verification_method="alias_exact_match", payload=payload, source="ambigqa", licence=r.licence,
+            grounding="An ambiguous factual question whose readings (a date, a title, an edition) have different answers.",
+            source_file=r.source_file, source_record=f"{r.split}/{r.record_id}", original_label="multipleQAs",
+            template_id="ambigqa:disambiguations", generator="ambigqa"))
+    return pick(ctx, "ambigqa", {"RELATED_UNSAFE": pool}, FRACTIONS["qa_factual"], drops), drops
+
+
+qa_open_rows = generator(qa_open_build)
+conversational_rows = generator(conversational_build)
+qa_factual_rows = generator(ambignq_build)

@@ -1,0 +1,230 @@
+"""intent_bottom_up rows from MASSIVE and BANKING77: labels follow from the canonical
+`(intent, {slot: value})` frame (slot values NFKC-casefolded, spaces collapsed).
+
+Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-DE/sw-KE):
+- same frame, different text -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
+  punctuation). MASSIVE frames must hold at least one slot and an intent whose frame determines
+  the answer (OPEN_INTENTS such as qa_factoid leave the asked thing unannotated); BANKING77 has
+  no slots, so its 77 fine-grained FAQ intents are the frame.
+- same intent and slot names, exactly one slot value clearly changed (not the same value spelt
+  with digits vs number words, not one value inside the other) -> ADVERSARIAL when word overlap
+  >= 0.5, RELATED_UNSAFE when < 0.3, otherwise left out.
+- MASSIVE: same scenario, different intent (alarm_set vs alarm_query) -> RELATED_UNSAFE;
+  different scenario -> UNRELATED. BANKING77: intents sharing a name word (card_arrival vs
+  card_linking) -> RELATED_UNSAFE; no shared word and text overlap < 0.2 -> UNRELATED.
+- multilingual, MASSIVE parallel ids: the en-US utterance and its de-DE/sw-KE translation ->
+  ADVERSARIAL (the multilingual domain's convention for a same-request translation: the cached
+  answer is in the wrong language).
+
+Policies: an intent that changes state (MUTATION_INTENTS) never gives a HIT pair, because these
+domains' policies cannot claim `mutation`; a live-information intent (TIME_SENSITIVE_INTENTS)
+never gives a HIT pair either, and in conversational its subcategory carries `+time_sensitive`, so
+the domain policy wraps its MISS rows under policy_no_cache.
+
+Verification: the expected answer is the canonical frame as canonical JSON (the thing the label
+was decided from): alias_exact_match in conversational, translated_exact_match (with the
+locale's language) in multilingual.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from domains.base import Candidate, GenContext, canonical_json, normalize_text
+from domains.corpora.common import generator, make, overlap, pick, records
+
+OPEN_INTENTS = frozenset({"general_quirky", "qa_factoid", "qa_maths", "general_joke", "general_greet",
+                          "audio_volume_other", "cooking_query", "social_post", "email_sendemail"})
+MUTATION_INTENTS = frozenset({
+    "alarm_set", "alarm_remove", "calendar_set", "calendar_remove", "email_addcontact", "email_sendemail",
+    "lists_createoradd", "lists_remove", "social_post", "takeaway_order", "transport_taxi", "transport_ticket",
+    "music_likeness", "music_dislikeness", "music_settings", "play_audiobook", "play_game", "play_music",
+    "play_podcasts", "play_radio", "audio_volume_down", "audio_volume_mute", "audio_volume_up",
+    "iot_cleaning", "iot_coffee", "iot_hue_lightchange", "iot_hue_lightdim", "iot_hue_lightoff",
+    "iot_hue_lighton", "iot_hue_lightup", "iot_wemo_off", "iot_wemo_on"})
+TIME_SENSITIVE_INTENTS = frozenset({
+    "weather_query", "news_query", "qa_stock", "qa_currency", "datetime_query", "transport_traffic",
+    "alarm_query", "calendar_query", "email_query", "email_querycontact", "lists_query", "social_query",
+    "takeaway_query", "music_query", "recommendation_events"})
+LANG = {"en-US": "en", "de-DE": "de", "sw-KE": "sw"}
+FRACTIONS = {
+    "conversational": {"EQUIV": 0.1, "PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.4, "ADVERSARIAL": 0.3, "UNRELATED": 0.5},
+    "multilingual": {"PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.35, "ADVERSARIAL": 0.25, "UNRELATED": 0.35},
+}
+GROUNDING = {
+    "EQUIV": "A user repeats the same assistant command with different casing or punctuation.",
+    "PARA_SAFE": "Two users word the same assistant request (same intent, same slot values) differently.",
+    "RELATED_UNSAFE": "Two assistant requests in the same area that need different answers.",
+    "ADVERSARIAL": "An assistant request that reads almost the same as another but names a different slot value.",
+    "UNRELATED": "Two unrelated requests to the same voice or support assistant.",
+}
+_NUM = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _norm(value: str) -> str:
+    return " ".join(normalize_text(value).split())
+
+
+def frame(r) -> tuple[str, dict[str, Any]]:
+    """The canonical frame with normalised slot values."""
+    intent, slots = r.canonical()
+    return intent, {k: (tuple(_norm(x) for x in v) if isinstance(v, tuple) else _norm(v)) for k, v in slots.items()}
+
+
+def answer(r) -> str:
+    intent, slots = frame(r)
+    return canonical_json({"intent": intent, "slots": slots})
+
+
+def clearly_different(a: Any, b: Any) -> bool:
+    """Two slot values that are not one value in two spellings: after number words become digits
+    and spaces and punctuation go, they differ and neither contains the other."""
+    def squash(v: Any) -> str:
+        text = " ".join(v) if isinstance(v, tuple) else v
+        return "".join(_NUM.get(w, w) for w in re.findall(r"\w+", text))
+    sa, sb = squash(a), squash(b)
+    return bool(sa) and bool(sb) and sa not in sb and sb not in sa
+
+
+def _hit_ok(intent: str) -> bool:
+    return intent not in MUTATION_INTENTS and intent not in TIME_SENSITIVE_INTENTS
+
+
+def _sub(ctx: GenContext, r) -> str:
+    base = f"{r.corpus}_{r.scenario}" if r.scenario else f"{r.corpus}_{r.intent.split('_')[0]}"
+    if ctx.domain == "conversational" and r.intent in TIME_SENSITIVE_INTENTS:
+        return base + "+time_sensitive"
+    return base
+
+
+def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
+    la, lb = LANG.get(ra.locale, ra.locale[:2]), LANG.get(rb.locale, rb.locale[:2])
+    ans_a, ans_b = answer(ra), answer(rb)
+    if ctx.domain == "multilingual":
+        method, payload = "translated_exact_match", {"lang_a": la, "lang_b": lb, "aliases_a": [], "aliases_b": []}
+    else:
+        method, payload = "alias_exact_match", {"aliases_a": [], "aliases_b": []}
+    return make(
+        ctx, method="intent_bottom_up", label=label, subcategory=_sub(ctx, ra), query_a=ra.text, query_b=rb.text,
+        answer_a=ans_a, answer_b=ans_b, rationale=why, verification_method=method, payload=payload,
+        source=ra.corpus, licence=ra.licence, grounding=GROUNDING[label],
+        source_file=ra.source_file if ra.source_file == rb.source_file else f"{ra.source_file}|{rb.source_file}",
+        source_record=f"{ra.split}/{ra.record_id}|{rb.split}/{rb.record_id}",
+        original_label=f"{ra.intent}|{rb.intent}", template_id=f"{ra.corpus}:{ra.intent}", generator=ra.corpus)
+
+
+def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candidate]]:
+    """Candidate pools per label from one locale's utterances (mapping in the module docstring)."""
+    pools: dict[str, list[Candidate]] = defaultdict(list)
+    recs = [r for r in recs if r.intent not in OPEN_INTENTS]
+    # same frame -> PARA_SAFE/EQUIV: consecutive disjoint pairs inside each frame group
+    groups: dict[str, list] = defaultdict(list)
+    for r in recs:
+        groups[answer(r)].append(r)
+    for key in sorted(groups):
+        g = groups[key]
+        if not g[0].slots and g[0].corpus == "massive":
+            continue
+        if not _hit_ok(g[0].intent):
+            continue
+        seen: dict[str, Any] = {}
+        for r in g:
+            seen.setdefault(r.text, r)
+        distinct = [seen[t] for t in sorted(seen)]
+        ctx.rng("frame", key).shuffle(distinct)
+        for ra, rb in zip(distinct[0::2], distinct[1::2]):
+            label = "EQUIV" if normalize_text(ra.text) == normalize_text(rb.text) else "PARA_SAFE"
+            pools[label].append(_cand(ctx, label, ra, rb, f"Same canonical frame {key}."))
+    # one slot value changed: bucket by (intent, frame without that slot)
+    buckets: dict[str, list] = defaultdict(list)
+    for r in recs:
+        intent, slots = frame(r)
+        for s in sorted(slots):
+            rest = {k: v for k, v in slots.items() if k != s}
+            buckets[canonical_json([intent, s, rest])].append(r)
+    for key in sorted(buckets):
+        b = sorted(buckets[key], key=lambda r: (r.split, r.record_id))
+        slot = canonical_json_loads(key)[1]
+        ctx.rng("slot", key).shuffle(b)
+        for ra, rb in zip(b[0::2], b[1::2]):
+            va, vb = frame(ra)[1][slot], frame(rb)[1][slot]
+            if not clearly_different(va, vb):
+                drops["slot_values_not_clearly_different"] += 1
+                continue
+            ov = overlap(ra.text, rb.text)
+            label = "ADVERSARIAL" if ov >= 0.5 else "RELATED_UNSAFE" if ov < 0.3 else None
+            if label is None:
+                drops["slot_change_overlap_between_bands"] += 1
+                continue
+            pools[label].append(_cand(ctx, label, ra, rb, f"Same intent {ra.intent}; slot '{slot}' changed from "
+                                                          f"'{va}' to '{vb}' (word overlap {ov:.2f})."))
+    # different intents: pair each intent's utterances with the next intent's, in a seeded order
+    by_intent: dict[str, list] = defaultdict(list)
+    for r in recs:
+        by_intent[r.intent].append(r)
+    intents = sorted(by_intent)
+    rng = ctx.rng("intents", recs[0].corpus if recs else "", recs[0].locale if recs else "")
+    for i, ia in enumerate(intents):
+        for ib in intents[i + 1:]:
+            ra, rb = rng.choice(by_intent[ia]), rng.choice(by_intent[ib])
+            if ra.corpus == "massive":
+                label = "RELATED_UNSAFE" if ra.scenario == rb.scenario else "UNRELATED"
+            else:
+                shared = set(ia.split("_")) & set(ib.split("_"))
+                label = "RELATED_UNSAFE" if shared else "UNRELATED" if overlap(ra.text, rb.text) < 0.2 else None
+            if label is None:
+                drops["different_intents_overlapping_text"] += 1
+                continue
+            pools[label].append(_cand(ctx, label, ra, rb, f"Different intents {ia} and {ib}."))
+    return pools
+
+
+def canonical_json_loads(text: str) -> Any:
+    import json
+    return json.loads(text)
+
+
+def conversational_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """MASSIVE en-US and BANKING77 intent pairs for conversational."""
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    used: set[str] = set()
+    share = {k: v / 2 for k, v in FRACTIONS["conversational"].items()}
+    massive = [r for r in records(ctx, "massive") if r.locale == "en-US"]
+    out = pick(ctx, "massive/en-US", _pools(ctx, massive, drops), share, drops, used)
+    out += pick(ctx, "banking77", _pools(ctx, list(records(ctx, "banking77")), drops), share, drops, used)
+    return out, drops
+
+
+def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """MASSIVE de-DE/sw-KE within-language pairs and en-US -> translation pairs for multilingual."""
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    allrecs = records(ctx, "massive")
+    locales = sorted({r.locale for r in allrecs} - {"en-US"})
+    used: set[str] = set()
+    out: list[Candidate] = []
+    share = {k: v / max(1, len(locales)) for k, v in FRACTIONS["multilingual"].items()}
+    en = {r.parallel_id: r for r in allrecs if r.locale == "en-US"}
+    for loc in locales:
+        recs = [r for r in allrecs if r.locale == loc]
+        pools = _pools(ctx, recs, drops)
+        pools["ADVERSARIAL"] = []   # within-language slot swaps are left to the curated operators here
+        for r in recs:
+            src = en.get(r.parallel_id)
+            if src is None:
+                drops["no_parallel_en_utterance"] += 1
+                continue
+            if r.intent in OPEN_INTENTS:
+                continue
+            pools["ADVERSARIAL"].append(_cand(ctx, "ADVERSARIAL", src, r,
+                                              f"MASSIVE id {r.parallel_id}: the same request in en-US and {loc}."))
+        out += pick(ctx, f"massive/{loc}", pools, share, drops, used)
+    return out, drops
+
+
+conversational_rows = generator(conversational_build)
+multilingual_rows = generator(multilingual_build)

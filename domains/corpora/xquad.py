@@ -1,0 +1,78 @@
+"""existing_benchmark multilingual rows: XQuAD parallel questions, plus PAWS-X German pairs.
+
+XQuAD mapping (multilingual domain, translated_exact_match with each language's answers):
+- the English question and its translation (same XQuAD id) -> ADVERSARIAL: the same request in
+  another language, near-identical for a multilingual embedder, but a cached answer would come in
+  the wrong language (the multilingual domain's convention for translations, see
+  domains/multilingual.py). The verifier confirms the MISS by the language difference.
+- two questions on the same paragraph, same language, whose answer sets share no form ->
+  RELATED_UNSAFE (same passage, another question).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from domains.base import Candidate, GenContext, normalize_text
+from domains.corpora.benchmarks import paws_x_build
+from domains.corpora.common import generator, make, pick, records
+
+FRACTIONS = {"ADVERSARIAL": 0.25, "RELATED_UNSAFE": 0.15}
+GROUNDING = {
+    "ADVERSARIAL": "Users ask the same reading-comprehension question in two languages; each expects an answer in their own.",
+    "RELATED_UNSAFE": "Two questions about the same passage that have different answers.",
+}
+
+
+def _cand(ctx: GenContext, label: str, a, b, why: str) -> Candidate:
+    payload = {"lang_a": a.language, "lang_b": b.language, "aliases_a": list(a.answers), "aliases_b": list(b.answers)}
+    return make(
+        ctx, method="existing_benchmark", label=label, subcategory=f"xquad_{a.language}_{b.language}",
+        query_a=a.question, query_b=b.question, answer_a=a.answers[0], answer_b=b.answers[0], rationale=why,
+        verification_method="translated_exact_match", payload=payload, source="xquad", licence=a.licence,
+        grounding=GROUNDING[label],
+        source_file=a.source_file if a.source_file == b.source_file else f"{a.source_file}|{b.source_file}",
+        source_record=f"{a.split}/{a.record_id}|{b.split}/{b.record_id}", original_label="parallel_id" if
+        label == "ADVERSARIAL" else "same_context", template_id=f"xquad:{label}", generator="xquad")
+
+
+def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
+    """XQuAD cross-language and same-passage pairs (mapping in the module docstring)."""
+    drops: Counter = Counter()
+    if ctx.datasets is None:
+        return [], drops
+    recs = records(ctx, "xquad")
+    by_id: dict[str, dict[str, object]] = defaultdict(dict)
+    by_context: dict[tuple[str, str], list] = defaultdict(list)
+    for r in recs:
+        by_id[r.parallel_id][r.language] = r
+        by_context[(r.language, r.context or "")].append(r)
+    pools: dict[str, list[Candidate]] = defaultdict(list)
+    for pid in sorted(by_id):
+        langs = by_id[pid]
+        others = sorted(l for l in langs if l != "en")
+        if "en" not in langs or not others:
+            drops["no_parallel_translation"] += 1
+            continue
+        other = others[ctx.rng("xquad", pid).randrange(len(others))]
+        pools["ADVERSARIAL"].append(_cand(ctx, "ADVERSARIAL", langs["en"], langs[other],
+                                          f"XQuAD {pid}: the same question in en and {other}."))
+    for key in sorted(by_context, key=lambda k: (k[0], k[1])):
+        qs = sorted(by_context[key], key=lambda r: r.record_id)
+        for a, b in zip(qs[0::2], qs[1::2]):
+            if {normalize_text(x) for x in a.answers} & {normalize_text(x) for x in b.answers}:
+                drops["same_passage_answers_overlap"] += 1
+                continue
+            pools["RELATED_UNSAFE"].append(_cand(ctx, "RELATED_UNSAFE", a, b,
+                                                 "Two questions on one XQuAD passage with different answers."))
+    return pick(ctx, "xquad", pools, FRACTIONS, drops, used), drops
+
+
+def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """existing_benchmark rows for multilingual: PAWS-X German pairs, then XQuAD."""
+    used: set[str] = set()
+    pawsx, d1 = paws_x_build(ctx, used)
+    xq, d2 = xquad_build(ctx, used)
+    return pawsx + xq, d1 + d2
+
+
+multilingual_rows = generator(multilingual_build)

@@ -1,0 +1,1 @@
+"""LM-generated rows: paraphrases of curated seeds written by a language model (see generate.py)."""

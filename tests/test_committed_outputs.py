@@ -1,0 +1,28 @@
+"""The committed outputs are what a rebuild produces, byte for byte, and satisfy the contract."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.contract import validate_file
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "outputs"
+
+
+def test_committed_benchmark_satisfies_the_contract():
+    manifest = json.loads((OUT / "manifest.json").read_text())
+    assert validate_file(OUT / "cachebench.jsonl") == []
+    rows = (OUT / "cachebench.jsonl").read_text().splitlines()
+    assert len(rows) == manifest["rows"]
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_cacheeval_check_passes_on_committed_outputs():
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "check"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "byte-identical" in proc.stdout

@@ -1,0 +1,177 @@
+"""LM-generated rows: replay export/import, replay-only builds without llama_cpp, answer-token rules."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from domains.base import GenContext
+from domains.lm import generate as lm
+from pipeline.errors import InputError
+from pipeline.llm_cache import CachedProvider, ReplayMissError, SQLiteStore
+from pipeline.llm_replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
+from pipeline.paths import PROJECT_ROOT
+
+
+class EchoModel:
+    """A stand-in model: answers 'Reworded: <last user message>' (counts its calls)."""
+
+    name = "fake"
+    model_snapshot = "fake-2024-01-01"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def key_settings(self) -> dict:
+        return {}
+
+    def complete_raw(self, messages, tools, params) -> dict:
+        self.calls += 1
+        return {"choices": [{"message": {"role": "assistant", "content": "Reworded: " + messages[-1]["content"]},
+                             "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 3}}
+
+
+def _recorded_store(tmp_path: Path, n: int = 5) -> SQLiteStore:
+    store = SQLiteStore(tmp_path / "rec.sqlite", clock=lambda: 1_700_000_000)
+    llm = CachedProvider(EchoModel(), store, "both")
+    for i in range(n):
+        llm.complete([{"role": "user", "content": f"question {i} – ünïcode"}], system="sys", temperature=0, seed=1)
+    return store
+
+
+def test_export_import_round_trip(tmp_path):
+    store = _recorded_store(tmp_path)
+    path = tmp_path / "replay.jsonl"
+    assert export_store(store, path) == 5
+    lines = path.read_text(encoding="utf-8").splitlines()
+    keys = [json.loads(line)["key"] for line in lines]
+    assert len(lines) == 5 and keys == sorted(keys)
+    assert "ünïcode" in lines[0]  # readable: UTF-8 kept, not escaped
+
+    fresh = SQLiteStore(tmp_path / "imported.sqlite")
+    assert import_entries(fresh, path) == 5
+    again = tmp_path / "again.jsonl"
+    export_store(fresh, again)
+    assert again.read_bytes() == path.read_bytes()
+
+    # the imported store answers in replay mode without any model call
+    model = EchoModel()
+    replay = CachedProvider(model, fresh, "replay")
+    out = replay.complete([{"role": "user", "content": "question 3 – ünïcode"}], system="sys", temperature=0.0, seed=1)
+    assert out.cached and out.text == "Reworded: question 3 – ünïcode" and model.calls == 0
+
+
+def test_import_rejects_an_edited_or_unsorted_file(tmp_path):
+    path = tmp_path / "replay.jsonl"
+    export_store(_recorded_store(tmp_path), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    edited = json.loads(lines[1])
+    edited["response"]["choices"][0]["message"]["content"] = "something else"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(edited, ensure_ascii=False)] + lines[2:]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: 'text' differs"):
+        load_entries(bad)
+    edited["request"]["messages"][0]["content"] = "changed"
+    bad.write_text(json.dumps(edited) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: the request does not hash"):
+        load_entries(bad)
+    bad.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: .*out of order"):
+        load_entries(bad)
+
+
+# ------------------------------------------------------------------ the committed entries
+
+needs_replay = pytest.mark.skipif(not REPLAY_FILE.is_file(), reason="sources/curated/llm_replay.jsonl not recorded")
+
+_RUN = """
+import sys, hashlib, json
+sys.modules['llama_cpp'] = None          # importing it now raises ImportError
+from domains.base import GenContext
+from domains.lm.generate import qa_factual_lm_rows, qa_open_lm_rows
+from pipeline.resources import BuildSettings
+llm = BuildSettings().llm()
+out = {}
+for name, gen in (("qa_factual", qa_factual_lm_rows), ("qa_open", qa_open_lm_rows)):
+    rows = list(gen(GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
+    assert rows and all(c.construction_method == "lm_generated" for c in rows)
+    assert all(c.provenance.model_snapshot.startswith("gguf-sha256:") for c in rows)
+    assert all(c.source.startswith("lm:") and c.label == "PARA_SAFE" for c in rows)
+    text = json.dumps([[c.key, c.query_a, c.query_b, c.provenance.to_dict()] for c in rows], sort_keys=True)
+    out[name] = [len(rows), hashlib.sha256(text.encode()).hexdigest()]
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+@needs_replay
+def test_replay_builds_the_same_rows_twice_without_llama_cpp():
+    env = {**os.environ, "CACHEEVAL_LLM_CACHE_MODE": "replay", "PYTHONHASHSEED": "random"}
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _RUN], cwd=PROJECT_ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert runs[0] == runs[1]
+    assert all(n >= 1 for n, _ in runs[0].values())
+
+
+@needs_replay
+def test_a_missing_replay_entry_is_a_clear_error(tmp_path):
+    entries = load_entries(REPLAY_FILE)
+    ctx = GenContext(domain="qa_factual", profile="v1.1", need={})
+    spec = lm.load_prompts()["domains"]["qa_factual"]
+    first_seed = lm._SEEDS["qa_factual"](spec, ctx)[0]
+    wanted = {m["content"] for m in lm.messages_for(spec, first_seed.text)[-1:]}
+    partial = [e for e in entries if json.loads(e.request)["messages"][-1]["content"] not in wanted]
+    assert len(partial) == len(entries) - 1
+    path = tmp_path / "partial.jsonl"
+    dump_entries(partial, path)
+    llm = replay_llm(path)
+    with pytest.raises(ReplayMissError, match=rf"llm_replay\.jsonl: no recorded response for prompt "
+                                              rf"qa_factual\.paraphrase\.v1 on {first_seed.record}.*record"):
+        lm.generate("qa_factual", GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
+
+
+# ------------------------------------------------------------------ answer-token rules
+
+def _seed(domain: str, record_part: str) -> lm.Seed:
+    spec = lm.load_prompts()["domains"][domain]
+    seeds = lm._SEEDS[domain](spec, GenContext(domain=domain, profile="v1.1", need={}))
+    return next(s for s in seeds if record_part in s.record)
+
+
+def test_answer_token_rules_drop_a_changed_entity_or_number():
+    capital = _seed("qa_factual", ".capital#")
+    name = capital.keep[0]
+    assert lm.paraphrase_problem(capital, f"Which city is {name}'s capital?") is None
+    assert lm.paraphrase_problem(capital, f"Which city is the capital of {name}?") == "copies_curated_phrasing"
+    assert lm.paraphrase_problem(capital, "Which city is the capital of Narnia?") == "entity_missing"
+    assert lm.paraphrase_problem(capital, f"Which city is the capital of {name} and of Peru?") == "new_entity"
+    assert lm.paraphrase_problem(capital, f"What is the capital of {name} in 1990?") == "number_changed"
+    assert lm.paraphrase_problem(capital, f"What is the largest city of {name}?") == "attribute_missing"
+    assert lm.paraphrase_problem(capital, f"On which continent is the capital of {name}?") == "attribute_changed"
+    assert lm.paraphrase_problem(capital, f"The capital of {name} is {capital.item.answers[0]}.") == "not_a_question"
+    assert lm.paraphrase_problem(capital, f"Is {capital.item.answers[0]} the capital of {name}?") == "answers_instead"
+    assert lm.paraphrase_problem(capital, capital.text.upper()) == "identical_to_seed"
+    assert lm.paraphrase_problem(capital, f"Which city in {name} is the capital of?") == "ungrammatical"
+
+    year = _seed("qa_factual", ".world_cup_winner#")
+    digits = next(t for t in year.text.split() if t.isdigit())
+    changed = year.text.replace(digits, str(int(digits) + 4))
+    assert lm.paraphrase_problem(year, changed) in {"entity_missing", "number_changed"}
+
+    topic = _seed("qa_open", ".advantages#")
+    s = topic.keep[0]
+    assert lm.paraphrase_problem(topic, f"What are the good points of {s}?") is None
+    assert lm.paraphrase_problem(topic, f"What are the drawbacks and benefits of {s}?") == "attribute_changed"
+    assert lm.paraphrase_problem(topic, "What are the benefits of it?") == "entity_missing"
+
+
+def test_no_model_means_no_rows():
+    ctx = GenContext(domain="qa_factual", profile="v1.1", need={"PARA_SAFE": 50})
+    assert list(lm.qa_factual_lm_rows(ctx)) == [] and list(lm.qa_open_lm_rows(ctx)) == []
