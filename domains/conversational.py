@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from domains.corpora import mining
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
 from domains.families import limited_candidates, method_generator, surface
@@ -185,7 +186,8 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
     generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
-                "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows},
+                "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows,
+                "real_traffic_mined": mining.conversational_traffic_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from domains.corpora import mining
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.families import limited_candidates, method_generator, surface
 from pipeline.errors import InputError
@@ -192,7 +193,8 @@ def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Poems, stories and slogans; a creative request is never served from a cache.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+                "real_traffic_mined": mining.creative_traffic_rows},
     verifier="policy_no_cache",
     operators=OPERATORS,
     policy=policy,

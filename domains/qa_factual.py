@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
+from domains.lm import generate as lm_generate
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
@@ -301,7 +302,7 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Short factual questions with stable answers (capitals, elements, books, events, units).",
     generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
-                "existing_benchmark": corpus_benchmarks.qa_factual_rows},
+                "existing_benchmark": corpus_benchmarks.qa_factual_rows, "lm_generated": lm_generate.qa_factual_lm_rows},
     verifier="alias_exact_match",
     operators=OPERATORS,
     policy=policy,

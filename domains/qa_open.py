@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
+from domains.lm import generate as lm_generate
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
@@ -257,7 +258,7 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Explanatory and how-to questions judged by a 3-criterion rubric.",
     generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
-                "existing_benchmark": corpus_benchmarks.qa_open_rows},
+                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_generate.qa_open_lm_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
