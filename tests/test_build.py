@@ -94,9 +94,10 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
 
     real = config.load_profile("smoke")
     matrix = {d: dict(c) for d, c in real.matrix.items()}
-    matrix["math"]["EQUIV"] = 100000
+    # personalized offers a fixed number of candidates per label (56), whatever the need
+    matrix["personalized"]["EQUIV"] = 500
     huge = config.Profile("smoke", real.description, real.labels, matrix,
-                          {"train": real.total + 100000 - 5 - 124, "dev": 62, "test": 62}, real.method_mix)
+                          {"train": real.total + 500 - 5 - 124, "dev": 62, "test": 62}, real.method_mix)
     monkeypatch.setattr(config, "load_profile", lambda name: huge)
     for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.build"):
         if hasattr(sys.modules.get(mod), "load_profile"):
@@ -106,7 +107,7 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
     (out / "cachebench.jsonl").write_text("committed\n")
     with pytest.raises(BuildError) as err:
         run_build("smoke", out, None, cache_dir)
-    assert "quota_math" in str(err.value) and "math/EQUIV short by" in str(err.value)
+    assert "quota_personalized" in str(err.value) and "personalized/EQUIV short by 444" in str(err.value)
     assert (out / "cachebench.jsonl").read_text() == "committed\n"  # nothing lost
 
 

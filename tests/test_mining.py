@@ -169,6 +169,8 @@ def test_bad_shard_name_is_one_line_error():
         M.shard_prompts(DatasetsDir(FIXTURES), "qqp/x.json")
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_real_corpora_yield_pairs(shared_datasets):
     # Uses the project's embedding cache (.cache/cacheeval or $CACHEEVAL_CACHE_DIR): a cold cache
     # embeds ~4,600 prompts with MiniLM, several minutes on two cores.
