@@ -42,6 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-name", metavar="NAME", help="name shown in the report (default: derived)")
     parser.add_argument("--out", metavar="PATH", help="write the Markdown report here instead of stdout")
     parser.add_argument("--json", metavar="PATH", help="also write the report as JSON here")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="evaluate even when the evaluation-result cache holds this exact evaluation")
     parser.add_argument("--on-error", choices=("miss", "raise"), default="miss",
                         help="a raising cache: score the row MISS with tier `error` (default) or stop")
 
@@ -139,7 +141,8 @@ def write_atomic(path: str, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pipeline.baselines import get_baseline
-    from pipeline.harness import evaluate, load_bench
+    from pipeline.eval_cache import EvalCache, file_sha256
+    from pipeline.harness import Report, evaluate, load_bench
     from pipeline.registry import UnknownNameError
 
     if args.cache_class and not args.cache_module:
@@ -153,8 +156,20 @@ def run(args: argparse.Namespace) -> int:
         cache, default_name = load_cache(args.cache_module, args.cache_class)
     rows = load_bench(args.bench, args.labels)
     name = args.cache_name or default_name
+    # The result cache serves a stored report only when the benchmark bytes, the cache's code and
+    # declared model/settings, the harness version and this configuration are all the same.
+    store = EvalCache(Path(os.environ["CACHEEVAL_EVAL_CACHE_DIR"])) if os.environ.get("CACHEEVAL_EVAL_CACHE_DIR") else EvalCache()
+    config = {"on_error": args.on_error, "cache_name": name,
+              "labels_sha256": file_sha256(args.labels) if args.labels else None}
+    identity = store.identity(args.bench, cache, config)
     try:
-        report = evaluate(cache, rows, cache_name=name, on_error=args.on_error)
+        data, cached = store.cached_run(identity, lambda: evaluate(cache, rows, cache_name=name,
+                                                                   on_error=args.on_error).to_dict(),
+                                        use_cache=not args.no_cache)
+        report = Report(data)
+        if cached:
+            print(f"{name}: served from the evaluation-result cache (identity matched; --no-cache re-runs)",
+                  file=sys.stderr)
     except Exception as exc:
         row_id = getattr(exc, "cacheeval_row_id", None)
         if row_id is None:  # not the cache's exception: a bug here, keep the traceback

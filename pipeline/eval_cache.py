@@ -163,14 +163,15 @@ class EvalCache:
             return
         ident = json.loads(canonical_json(identity))
         entry = {"schema": SCHEMA, "key": key, "created_at": int(self.clock()), "identity": ident,
-                 "report": json.loads(text), "checksum": _checksum(ident, json.loads(text))}
+                 # the report keeps its own key order, so a served report renders exactly like a fresh one
+                 "report": report, "checksum": _checksum(ident, report)}
         path = self._file(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # write then rename: a reader never sees half a file, and concurrent writers do not interleave
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(entry, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+                fh.write(json.dumps(entry, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
             os.replace(tmp, path)
         except OSError as exc:
             warn(f"{path}: could not write the evaluation cache entry ({exc}); continuing without it")

@@ -218,3 +218,17 @@ def test_labels_file_is_joined(tmp_path, capsys):
     assert code == 1
     assert capsys.readouterr().err == (f"error: {public}:1: row 'cb-math-0001' is missing label, binary_label. "
                                        "Pass --labels with the labels file of this split\n")
+
+
+def test_eval_result_cache_serves_a_repeat_and_no_cache_reruns(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "evalcache"))
+    bench = str(Path(__file__).parent / "data" / "bench.jsonl")
+    args = ["eval", "--bench", bench, "--baseline", "always_hit", "--json", str(tmp_path / "r.json")]
+    assert main(args) == 0
+    first = (tmp_path / "r.json").read_text()
+    assert "served from the evaluation-result cache" not in capsys.readouterr().err
+    assert main(args) == 0
+    assert "served from the evaluation-result cache" in capsys.readouterr().err
+    assert (tmp_path / "r.json").read_text() == first
+    assert main([*args, "--no-cache"]) == 0
+    assert "served from the evaluation-result cache" not in capsys.readouterr().err
