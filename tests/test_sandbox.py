@@ -133,3 +133,24 @@ def test_node_is_fenced_too():
     assert write.status == "blocked" and not os.path.exists(target)
     ok, _ = _fresh("console.log(1 + 1)", "javascript")
     assert ok.status == "passed" and ok.stdout.strip() == "2"
+
+
+def test_definite_verdicts_persist_across_processes_and_timeouts_do_not(tmp_path, monkeypatch):
+    from domains.verify import sandbox
+
+    monkeypatch.setenv("CACHEEVAL_CACHE_DIR", str(tmp_path))
+    sandbox.clear_cache()
+    ok = sandbox.run("x = 1", "assert x == 1", "python")
+    assert ok.status == "passed"
+    sandbox.clear_cache()  # a new process: only the persistent layer remains
+    calls = []
+    monkeypatch.setattr(sandbox, "_run_uncached", lambda *a: calls.append(a) or ok)
+    assert sandbox.run("x = 1", "assert x == 1", "python").status == "passed" and calls == []
+    # a corrupt store is a miss, never a wrong verdict
+    import sqlite3
+    db = sqlite3.connect(tmp_path / "sandbox.sqlite")
+    db.execute("UPDATE results SET value = '{\"status\": \"timeout\"}'")
+    db.commit()
+    sandbox.clear_cache()
+    sandbox.run("x = 1", "assert x == 1", "python")
+    assert len(calls) == 1

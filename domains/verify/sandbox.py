@@ -197,11 +197,70 @@ def run(code: str, tests: str, language: str, limits: Limits = Limits(), use_cac
     key = cache_key(code, tests, language, limits) + ("" if guard else ":noguard")
     if use_cache and key in _CACHE:
         return _CACHE[key]
+    if use_cache and (stored := _persistent_get(key)) is not None:
+        _CACHE[key] = stored
+        return stored
     result = _run_uncached(code, tests, language, limits, guard)
     # Never cache a sandbox error: it says nothing about the code.
     if use_cache and result.status != "error":
         _CACHE[key] = result
+    # Across processes only a definite verdict is kept: a timeout or limit may come from a loaded
+    # machine, so it is always re-run for real.
+    if use_cache and result.status in ("passed", "failed"):
+        _persistent_put(key, result)
     return result
+
+
+def _persistent_path() -> str:
+    """$CACHEEVAL_CACHE_DIR/sandbox.sqlite, else the project's .cache/cacheeval/ (read at use time)."""
+    root = os.environ.get("CACHEEVAL_CACHE_DIR") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".cache", "cacheeval")
+    return os.path.join(root, "sandbox.sqlite")
+
+
+def _persistent_key(key: str) -> str:
+    # The interpreter and Node versions can change a verdict, so they are part of the key.
+    return hashlib.sha256(f"{key}|{sys.version}|{shutil.which('node') or ''}".encode()).hexdigest()
+
+
+def _persistent_get(key: str) -> SandboxResult | None:
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(_persistent_path(), timeout=30)
+        try:
+            row = db.execute("SELECT value FROM results WHERE key = ?", (_persistent_key(key),)).fetchone()
+        finally:
+            db.close()
+        if row is None:
+            return None
+        d = json.loads(row[0])
+        if d.get("status") not in ("passed", "failed"):
+            return None  # fail closed on anything unexpected: run for real
+        return SandboxResult(d["status"], d["returncode"], d["stdout"], d["stderr"], d["seconds"],
+                             tuple(d["isolation"]), tuple(d["blocked"]))
+    except (sqlite3.Error, OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _persistent_put(key: str, result: SandboxResult) -> None:
+    import sqlite3
+
+    value = json.dumps({"status": result.status, "returncode": result.returncode, "stdout": result.stdout,
+                        "stderr": result.stderr, "seconds": result.seconds, "isolation": list(result.isolation),
+                        "blocked": list(result.blocked)}, sort_keys=True)
+    try:
+        os.makedirs(os.path.dirname(_persistent_path()), exist_ok=True)
+        db = sqlite3.connect(_persistent_path(), timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("INSERT OR REPLACE INTO results (key, value) VALUES (?, ?)", (_persistent_key(key), value))
+            db.commit()
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        pass  # a cache that cannot be written only costs time
 
 
 def _run_uncached(code: str, tests: str, language: str, limits: Limits, guard: bool) -> SandboxResult:
