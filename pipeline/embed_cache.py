@@ -15,7 +15,9 @@ from typing import Callable
 from domains.base import stable_hash
 from pipeline.embedders import EmbedderSpec, load_encoder, weights_sha256
 
-SCHEMA = 1
+# 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
+# batches and are never reused.
+SCHEMA = 2
 
 
 def embedding_key(weights: str, text: str, spec: EmbedderSpec) -> str:

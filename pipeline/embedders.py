@@ -195,8 +195,11 @@ def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], A
 
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        out = raw(texts)
-        arr = np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+        # One text per call: in a padded batch a vector's last bits depend on its batch-mates, so a
+        # cold cache (everything embedded together) and a warm one (a few misses together) would
+        # give different floats. Alone, a text always gets the same vector.
+        out = [np.asarray(raw([t]), dtype=np.float32).reshape(-1) for t in texts]
+        arr = np.stack(out)
         return _normalise(arr) if spec.normalize else arr
 
     return encode

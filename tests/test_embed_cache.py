@@ -1,5 +1,6 @@
 """The embedding cache: keyed on the model's file hash, so a changed model never reuses vectors."""
 import numpy as np
+import pytest
 
 from pipeline.embed_cache import EmbeddingCache, embed_texts
 from pipeline.embedders import EmbedderSpec
@@ -44,3 +45,16 @@ def test_corrupt_entry_is_recomputed(tmp_path):
     cache.db.commit()
     vec, _ = embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
     assert len(calls) == 2 and vec.shape == (1, 3)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ["minilm_l6", "e5_small_q4", "paraphrase_minilm_l3", "use_multilingual_v3"])
+def test_real_embedder_vectors_do_not_depend_on_batch_mates(name, tmp_path):
+    # Warm and cold caches must give the same bytes: a text's vector may not depend on which
+    # other texts were embedded with it.
+    from pipeline.embedders import load_embedders_config, load_encoder
+
+    enc = load_encoder(load_embedders_config().specs[name], tmp_path)
+    together = enc(["Solve x + 2 = 8", "A much longer request about sorting a list of integers in Python, please."])
+    alone = enc(["A much longer request about sorting a list of integers in Python, please."])
+    assert np.array_equal(together[1], alone[0])
