@@ -5,9 +5,10 @@ from collections import Counter
 from dagster import AssetExecutionContext, MetadataValue, Output, StaticPartitionsDefinition, asset
 
 from assets.groups import GENERATION
-from domains import domain_names, get_domain
+from domains import domain_names
 from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
+from domains.check import generate
 from pipeline.config import load_profile
 from pipeline.resources import BuildSettings
 
@@ -18,22 +19,17 @@ DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
 def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Output[dict]:
     """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
     domain = context.partition_key
-    spec = get_domain(domain)
     profile = load_profile(build.profile)
     ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
                      datasets=build.datasets(), llm=build.llm())
-    cands, drops, per = [], Counter(), Counter()
-    for method, gen in spec.generators.items():
-        for c in gen(ctx):
-            if c.construction_method != method or c.domain != domain:
-                drops[f"generator_mismatch:{method}"] += 1
-                continue
-            if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it
-                drops[f"non_commercial_licence:{c.source}"] += 1
-                continue
-            cands.append(c)
-            per[f"{c.label}/{method}"] += 1
-    cands.sort(key=lambda c: c.key)
+    generated, drops = generate(domain, ctx)
+    cands, per = [], Counter()
+    for c in generated:
+        if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it
+            drops[f"non_commercial_licence:{c.source}"] += 1
+            continue
+        cands.append(c)
+        per[f"{c.label}/{c.construction_method}"] += 1
     return Output(
         {"candidates": cands, "drops": dict(drops)},
         metadata={"candidates": len(cands), "per_label_method": MetadataValue.json(dict(sorted(per.items()))),

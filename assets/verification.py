@@ -6,27 +6,16 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from assets.generation import DOMAIN_PARTITIONS
 from assets.groups import VERIFICATION
-from domains.verify import verify
+from domains.check import verify_candidates
 
 
 @asset(partitions_def=DOMAIN_PARTITIONS, group_name=VERIFICATION)
 def verified_rows(context: AssetExecutionContext, candidate_rows: dict) -> Output[dict]:
     """Candidates whose label their domain's deterministic verifier confirms; drops counted by reason."""
-    kept, seen = [], set()
+    kept, ver_drops = verify_candidates(candidate_rows["candidates"])
     drops = Counter({f"generation:{k}": v for k, v in candidate_rows["drops"].items()})
-    tiers = Counter()
-    for cand in candidate_rows["candidates"]:  # content-key order: the first of duplicates wins
-        sig = cand.pair_signature()
-        if sig in seen:
-            drops[f"{cand.label}:duplicate_pair"] += 1
-            continue
-        outcome = verify(cand)
-        if not outcome.passed:
-            drops[f"{cand.label}:{outcome.reason}"] += 1
-            continue
-        seen.add(sig)
-        tiers[outcome.tier] += 1
-        kept.append((cand, outcome))
+    drops.update(ver_drops)
+    tiers = Counter(outcome.tier for _, outcome in kept)
     per_label = Counter(c.label for c, _ in kept)
     return Output(
         {"rows": kept, "drops": dict(drops)},

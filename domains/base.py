@@ -75,6 +75,20 @@ def normalize_text(text: str) -> str:
     return _PUNCT_END.sub("", t)
 
 
+def request_key(query: str, context: Any, system_prompt: str | None) -> str:
+    """The normalised full request one side of a pair sends (system prompt, earlier turns, query):
+    duplicates and test leakage are judged on this."""
+    return canonical_json([normalize_text(system_prompt or ""), context or [], normalize_text(query)])
+
+
+def pair_signature(domain: str, side_a: tuple, side_b: tuple) -> tuple[str, str, str]:
+    """Order-insensitive identity of a pair; each side is (query, context, system_prompt, tools)."""
+    a = request_key(*side_a[:3]) + canonical_json(side_a[3])
+    b = request_key(*side_b[:3]) + canonical_json(side_b[3])
+    lo, hi = sorted([a, b])
+    return (domain, lo, hi)
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a candidate came from. `generator_version` must change whenever a generator's output
@@ -141,14 +155,9 @@ class Candidate:
         )
 
     def pair_signature(self) -> tuple[str, ...]:
-        """Normalised text of the pair, order-insensitive: two rows with the same signature are
-        duplicates."""
-        side_a = (normalize_text(self.query_a), canonical_json(self.context_a), self.system_prompt_a or "",
-                  canonical_json(self.tools_a))
-        side_b = (normalize_text(self.query_b), canonical_json(self.context_b), self.system_prompt_b or "",
-                  canonical_json(self.tools_b))
-        lo, hi = sorted([canonical_json(side_a), canonical_json(side_b)])
-        return (self.domain, lo, hi)
+        """See `pair_signature`: two rows with the same signature are duplicates."""
+        return pair_signature(self.domain, (self.query_a, self.context_a, self.system_prompt_a, self.tools_a),
+                              (self.query_b, self.context_b, self.system_prompt_b, self.tools_b))
 
     def with_(self, **changes: Any) -> "Candidate":
         return replace(self, **changes)

@@ -25,33 +25,50 @@ class DomainReport:
     methods: Counter = field(default_factory=Counter)
 
 
-def generate_verified(domain: str, need: dict[str, int], datasets=None, profile: str = "v1.1") -> DomainReport:
-    """All generators of a domain, then its verifiers, then de-duplication by pair signature
-    (first in content-key order wins)."""
+def generate(domain: str, ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """Every generator of a domain, in content-key order; a candidate whose construction method
+    or domain is not the generator's is dropped and counted."""
     spec = get_domain(domain)
-    ctx = GenContext(domain=domain, profile=profile, need=need, datasets=datasets)
-    rep = DomainReport(domain)
-    seen: set = set()
     cands: list[Candidate] = []
+    drops: Counter = Counter()
     for method, gen in spec.generators.items():
         for c in gen(ctx):
-            if c.construction_method != method:
-                rep.drops[f"method_mismatch:{method}"] += 1
+            if c.construction_method != method or c.domain != domain or c.label not in LABELS:
+                drops[f"generator_mismatch:{method}"] += 1
                 continue
             cands.append(c)
-    for c in sorted(cands, key=lambda c: c.key):
-        if c.domain != domain or c.label not in LABELS:
-            rep.drops["bad_domain_or_label"] += 1
-            continue
+    cands.sort(key=lambda c: c.key)
+    return cands, drops
+
+
+def verify_candidates(cands: list[Candidate]) -> tuple[list[tuple[Candidate, Outcome]], Counter]:
+    """Each candidate through its verifier, duplicates of an earlier pair signature dropped first
+    (so the first in content-key order wins); drops counted as `<label>:<reason>`."""
+    kept: list[tuple[Candidate, Outcome]] = []
+    seen: set = set()
+    drops: Counter = Counter()
+    for c in cands:
         sig = c.pair_signature()
         if sig in seen:
-            rep.drops[f"{c.label}:duplicate_pair"] += 1
+            drops[f"{c.label}:duplicate_pair"] += 1
             continue
         out = verify(c)
         if not out.passed:
-            rep.drops[f"{c.label}:{out.reason}"] += 1
+            drops[f"{c.label}:{out.reason}"] += 1
             continue
         seen.add(sig)
+        kept.append((c, out))
+    return kept, drops
+
+
+def generate_verified(domain: str, need: dict[str, int], datasets=None, profile: str = "v1.1") -> DomainReport:
+    """What the candidate_rows and verified_rows assets compute for one domain, without Dagster."""
+    rep = DomainReport(domain)
+    cands, gen_drops = generate(domain, GenContext(domain=domain, profile=profile, need=need, datasets=datasets))
+    kept, ver_drops = verify_candidates(cands)
+    rep.drops.update(gen_drops)
+    rep.drops.update(ver_drops)
+    for c, out in kept:
         rep.outcomes[c.key] = out
         rep.kept[c.label].append(c)
         rep.methods[(c.label, c.construction_method)] += 1

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from domains.curated import read_curated
 from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
@@ -37,15 +38,7 @@ SURFACE_OPS = ("lower", "no_period", "spaces", "colon", "newline")
 @lru_cache(maxsize=1)
 def curated() -> dict[str, Any]:
     """The parsed and checked curated file (tasks keyed by id)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"{SOURCE}: cannot read: {str(exc).splitlines()[0]}. Restore the file from git") from None
-    for key in ("languages", "frames", "stub_frames", "groups", "tasks"):
-        if key not in (data or {}):
-            raise InputError(f"{SOURCE}: missing top-level key '{key}'. Add it (see the file header)")
+    data = read_curated(SOURCE, ("languages", "frames", "stub_frames", "groups", "tasks"))
     tasks = {}
     for i, t in enumerate(data["tasks"]):
         _check_task(t, i)

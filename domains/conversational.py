@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
+from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
 from domains.families import limited_candidates, method_generator, surface
@@ -34,14 +35,7 @@ CAP = {"EQUIV": 70, "PARA_SAFE": 70, "RELATED_UNSAFE": 60, "ADVERSARIAL": 50, "U
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
-    if not isinstance(data, dict) or "seeds" not in data or "greetings" not in data:
-        raise InputError(f"{SOURCE_FILE}: top level must hold greetings and seeds. Add them")
+    data = read_curated(SOURCE_FILE, ("greetings", "seeds"))
     ids = set()
     for i, s in enumerate(data["seeds"]):
         where = f"{SOURCE_FILE}:seeds[{i}] ({s.get('id') if isinstance(s, dict) else '?'})"

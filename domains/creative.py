@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
+from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.families import limited_candidates, method_generator, surface
 from pipeline.errors import InputError
@@ -28,15 +29,8 @@ CAP = {lab: 56 for lab in LABELS}
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
-    for key in ("phrasings", "related", "greetings", "forms", "form_criteria", "briefs", "names", "subjects"):
-        if not isinstance(data, dict) or key not in data:
-            raise InputError(f"{SOURCE_FILE}: missing top-level key '{key}'. Add it")
+    data = read_curated(SOURCE_FILE, ("phrasings", "related", "greetings", "forms", "form_criteria", "briefs",
+                                      "names", "subjects"))
     for i, b in enumerate(data["briefs"]):
         missing = [k for k in ("family", "form", "subject", "extra") if k not in b]
         if b.get("extra") and "extra_criterion" not in b:

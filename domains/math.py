@@ -26,6 +26,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
 from domains.verify.sympy_equiv import DEFAULT_TOLERANCE, ParseError, answers_equivalent, parse_answer, parse_math
 from pipeline.errors import InputError
@@ -85,7 +86,7 @@ class Curated:
 
 
 def _bad(record: str, problem: str, fix: str) -> InputError:
-    return InputError(f"{SOURCE_FILE}:{record}: {problem}. {fix}")
+    return curated_error(SOURCE_FILE, record, problem, fix)
 
 
 def _template(raw: Any, i: int) -> Template:
@@ -130,13 +131,8 @@ def _template(raw: Any, i: int) -> Template:
 @lru_cache(maxsize=1)
 def load_curated() -> Curated:
     """Parse and check sources/curated/math.yaml (cached)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
-    if not isinstance(data, dict) or not data.get("templates"):
+    data = read_curated(SOURCE_FILE, ("templates",))
+    if not data["templates"]:
         raise _bad("top level", "no `templates` list", "Add the templates section")
     templates = tuple(_template(t, i) for i, t in enumerate(data["templates"]))
     ids = [t.id for t in templates]

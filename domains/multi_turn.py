@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.families import limited_candidates, method_generator, surface
 from pipeline.errors import InputError
@@ -69,16 +70,8 @@ def _num(x: float, decimals: int) -> str:
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
-    need = ["acknowledgements", "conversions", "ordinal_lists", "entity_followups", "phrase_followups", "bill_splits", "recipe_scalings"]
-    if not isinstance(data, dict) or any(k not in data for k in need):
-        raise InputError(f"{SOURCE_FILE}: top level must hold {', '.join(need)}. Add the missing section")
-    return data
+    return read_curated(SOURCE_FILE, ("acknowledgements", "conversions", "ordinal_lists", "entity_followups",
+                                      "phrase_followups", "bill_splits", "recipe_scalings"))
 
 
 def _require(rec: Mapping, keys: Iterable[str], where: str) -> None:

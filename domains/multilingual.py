@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
+from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import intents as corpus_intents, xquad as corpus_xquad
 from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
@@ -90,21 +91,12 @@ class Variant:
 
 
 def _bad(record: str, problem: str, fix: str) -> InputError:
-    return InputError(f"{SOURCE_REL}:{record}: {problem}. {fix}")
+    return curated_error(SOURCE_REL, record, problem, fix)
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_REL}: file not found. Restore it from git") from None
-    need = ("languages", "topics", "direction_tokens", "countries", "days", "items")
-    if not isinstance(data, dict) or any(k not in data for k in need):
-        raise _bad("top", f"needs {', '.join(need)}", "Add the missing section")
-    return data
+    return read_curated(SOURCE_FILE, ("languages", "topics", "direction_tokens", "countries", "days", "items"))
 
 
 def _phrasings(data: dict, topic: str, lang: str, **slots: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
 from domains.families import limited_candidates, method_generator, surface
 from pipeline.errors import InputError
@@ -34,15 +35,7 @@ CAP = {lab: 56 for lab in LABELS}
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_FILE}: file not found. Restore it from git") from None
-    for key in ("personas", "system_prompts", "greetings", "tasks", "related_tasks"):
-        if not isinstance(data, dict) or key not in data:
-            raise InputError(f"{SOURCE_FILE}: missing top-level key '{key}'. Add it")
+    data = read_curated(SOURCE_FILE, ("personas", "system_prompts", "greetings", "tasks", "related_tasks"))
     for i, p in enumerate(data["personas"]):
         if not isinstance(p, list) or len(p) != len(FIELDS):
             raise InputError(f"{SOURCE_FILE}:personas[{i}]: expected [{', '.join(FIELDS)}]. Give all five fields")

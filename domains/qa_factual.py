@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from domains.lm import generate as lm_generate
+from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
@@ -98,7 +99,7 @@ class Variant:
 # ---------------------------------------------------------------- loading
 
 def _bad(record: str, problem: str, fix: str) -> InputError:
-    return InputError(f"{SOURCE_REL}:{record}: {problem}. {fix}")
+    return curated_error(SOURCE_REL, record, problem, fix)
 
 
 def _render(template: str, name: str) -> str:
@@ -108,14 +109,7 @@ def _render(template: str, name: str) -> str:
 @lru_cache(maxsize=1)
 def load_facts() -> tuple[Fact, ...]:
     """Parse and check the fact table; facts sorted by id."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_REL}: file not found. Restore it from git") from None
-    if not isinstance(data, dict) or not {"templates", "subcategories", "entities"} <= set(data):
-        raise _bad("top", "needs templates, subcategories and entities", "Add the missing section")
+    data = read_curated(SOURCE_FILE, ("templates", "subcategories", "entities"))
     templates, subcats = data["templates"], data["subcategories"]
     entities = {}
     for i, ent in enumerate(data["entities"]):

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from domains.lm import generate as lm_generate
+from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
@@ -97,20 +98,13 @@ class Variant:
 
 
 def _bad(record: str, problem: str, fix: str) -> InputError:
-    return InputError(f"{SOURCE_REL}:{record}: {problem}. {fix}")
+    return curated_error(SOURCE_REL, record, problem, fix)
 
 
 @lru_cache(maxsize=1)
 def load_questions() -> tuple[Question, ...]:
     """Parse and check the curated file; questions sorted by id."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{SOURCE_REL}: file not found. Restore it from git") from None
-    if not isinstance(data, dict) or not {"families", "subjects"} <= set(data):
-        raise _bad("top", "needs families and subjects", "Add the missing section")
+    data = read_curated(SOURCE_FILE, ("families", "subjects"))
     families = data["families"]
     for name, fam in sorted(families.items()):
         aspects = fam.get("aspects", [])

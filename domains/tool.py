@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from domains.curated import read_curated
 from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
 from domains.corpora import bfcl as corpus_bfcl
 from domains.verify.tool_call import canonical_call, parse_call
@@ -124,14 +125,7 @@ def _parse_intent(raw: Mapping[str, Any], vocab: Mapping[str, Any], tools: Mappi
 @lru_cache(maxsize=1)
 def load() -> ToolData:
     """Parse and check sources/curated/tool.yaml (cached: the file is read once per process)."""
-    import yaml
-
-    try:
-        raw = yaml.safe_load(SOURCE_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{_REL}: file not found. Restore it from git") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{_REL}: invalid YAML: {str(exc).splitlines()[0]}. Fix the syntax") from None
+    raw = read_curated(SOURCE_FILE, ("tools",))
     tools: dict[str, Mapping[str, Any]] = {}
     flags: dict[str, tuple[bool, bool]] = {}
     for t in raw["tools"]:

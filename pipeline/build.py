@@ -106,31 +106,19 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
                              "Nothing was written; fix the generator or quota named")
         if not res.success:
             raise BuildError(f"build failed: {_first_error(instance, res.run_id)}")
-        manifest = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
-        files = dict(manifest["outputs"])
+        files = dict(res.asset_value("build_manifest")["outputs"])
         _publish(staging, target, [*files, "manifest.json"])
-        bench = [json.loads(line) for line in (target / "cachebench.jsonl").read_text(encoding="utf-8").splitlines()]
-        cells = Counter(f"{r['domain']}/{r['label']}" for r in bench)
+        cells = Counter(f"{r['domain']}/{r['label']}" for r in res.asset_value("cachebench"))
         drops: Counter = Counter()
-        sel = _load_storage_value(work / "storage", "selected_rows")
-        for d, dd in (sel or {}).get("drops", {}).items():
+        sel = res.asset_value("selected_rows")
+        for d, dd in sel["drops"].items():
             for reason, n in dd.items():
                 drops[f"{d}:{reason}"] += n
-        diff = _load_storage_value(work / "storage", "row_difficulty") or {}
+        diff = res.asset_value("row_difficulty")
         return BuildResult(profile, target, files, dict(stages), dict(sorted(cells.items())), dict(sorted(drops.items())),
                            diff.get("kappa"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _load_storage_value(storage: Path, key: str):
-    import pickle
-
-    path = storage / key
-    if not path.is_file():
-        return None
-    with open(path, "rb") as fh:
-        return pickle.load(fh)
 
 
 def _first_error(instance, run_id: str) -> str:

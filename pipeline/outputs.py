@@ -8,11 +8,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from domains.base import LABELS, binary_label, canonical_json, normalize_text
+from domains.base import LABELS, binary_label, canonical_json, pair_signature, request_key
 from pipeline.config import Profile
-from pipeline.paths import CONFIGS, CURATED, PROJECT_ROOT
-from pipeline.selection import request_key
-from pipeline.writer import atomic_write, jsonl_bytes, ordered_row, write_json, write_jsonl
+from pipeline.paths import CONFIGS, CURATED
+from pipeline.writer import atomic_write, jsonl_bytes, ordered_row, write_json
 
 BENCH = "cachebench.jsonl"
 # Fields a published test row keeps; everything else goes to the labels file.
@@ -75,14 +74,13 @@ def _unique_ids(rows: list[dict], profile: Profile) -> tuple[list[str], dict]:
     return [f"{k}: duplicate id" for k in dup], {"duplicates": len(dup)}
 
 
-def _pair_sig(r: dict) -> str:
-    a = request_key(r["query_a"], r["context_a"], r["system_prompt_a"]) + canonical_json(r["tools_a"])
-    b = request_key(r["query_b"], r["context_b"], r["system_prompt_b"]) + canonical_json(r["tools_b"])
-    return canonical_json([r["domain"], *sorted([a, b])])
+def _pair_sig(r: dict) -> tuple[str, str, str]:
+    return pair_signature(r["domain"], (r["query_a"], r["context_a"], r["system_prompt_a"], r["tools_a"]),
+                          (r["query_b"], r["context_b"], r["system_prompt_b"], r["tools_b"]))
 
 
 def _no_duplicate_pairs(rows: list[dict], profile: Profile) -> tuple[list[str], dict]:
-    first: dict[str, str] = {}
+    first: dict[tuple[str, str, str], str] = {}
     problems = []
     for r in rows:
         sig = _pair_sig(r)

@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from domains.base import LABELS, Candidate, Outcome, canonical_json, normalize_text, stable_hash, stable_rng
+from domains.base import LABELS, Candidate, Outcome, request_key, stable_hash, stable_rng
 from pipeline.config import Profile
 
 
@@ -83,11 +83,6 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
         chosen.extend(by_method[method][:counts[method]])
         used[method] = counts[method]
     return chosen, used
-
-
-def request_key(query: str, context, system_prompt: str | None) -> str:
-    """The normalised full request one side of a pair sends: leakage is judged on this."""
-    return canonical_json([normalize_text(system_prompt or ""), context or [], normalize_text(query)])
 
 
 def _components(items: Sequence[Candidate]) -> list[list[int]]:
