@@ -533,3 +533,31 @@ def test_open_llm_resolves_the_provider_once_and_honours_the_mode(tmp_path, monk
     assert open_llm(config_path=config).store is None
     with pytest.raises(LLMError, match="no GGUF file"):
         open_llm(config_path=config).complete(MSGS)
+
+
+def test_set_up_that_finds_the_file_locked_is_retried_not_given_up():
+    # Two processes switching a new file to WAL at once get "database is locked" without SQLite's busy
+    # handler being called; opening must retry rather than run without the cache.
+    from pipeline.llm_cache import retry_locked
+
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "open"
+
+    assert retry_locked(flaky, wait_s=5) == "open" and len(calls) == 3
+
+    def broken():
+        raise sqlite3.OperationalError("no such table: x")
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        retry_locked(broken, wait_s=5)
+
+    def always_locked():
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        retry_locked(always_locked, wait_s=0.05)
