@@ -173,6 +173,16 @@ def test_commercial_only_drops_qqp_and_mrpc(fixtures):
     assert not licences.commercial_ok(qqp[0].with_(source="paws+sharegpt"))
 
 
+def test_commercial_only_keeps_lm_rows_of_an_open_model_on_open_seeds(fixtures):
+    # An LM row's source is "lm:<model>": the model's licence and the seeds' licence both decide.
+    qqp, _ = benchmarks.qa_open_build(ctx("qa_open", fixtures))
+    curated = licences.LICENCES["curated"][0]
+    smol = qqp[0].with_(source="lm:HuggingFaceTB/SmolLM2-135M-Instruct", licence=curated)
+    assert licences.commercial_ok(smol)
+    assert not licences.commercial_ok(smol.with_(source="lm:some/unknown-model"))
+    assert not licences.commercial_ok(smol.with_(licence=licences.LICENCES["qqp"][0]))
+
+
 def test_commercial_only_in_generation_asset():
     from dagster import build_asset_context
 

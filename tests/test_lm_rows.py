@@ -172,6 +172,21 @@ def test_answer_token_rules_drop_a_changed_entity_or_number():
     assert lm.paraphrase_problem(topic, "What are the benefits of it?") == "entity_missing"
 
 
+def test_answer_token_rules_drop_a_flipped_or_narrowed_question():
+    # Seen in SmolLM2 output: a reworded river question whose subject and object trade places, a "sea or
+    # ocean" question narrowed to "ocean", and an agreement slip. Each is dropped, never paired.
+    mouth = _seed("qa_factual", ".river_mouth#")
+    river = mouth.keep[0]
+    assert "sea or ocean" in mouth.text
+    assert lm.paraphrase_problem(mouth, f"Which sea or ocean flows into the {river}?") == "order_changed"
+    assert lm.paraphrase_problem(mouth, f"Which ocean does the {river} flow into?") == "alternative_dropped"
+    assert lm.paraphrase_problem(mouth, f"Which sea or ocean does the {river} end in?") is None
+    atomic = _seed("qa_factual", ".atomic_number#")
+    element = atomic.keep[0]
+    assert lm.paraphrase_problem(atomic, f"Which atomic number does {element} has?") == "ungrammatical"
+    assert lm.paraphrase_problem(atomic, f"Which atomic number does {element} carry?") is None
+
+
 def test_no_model_means_no_rows():
     ctx = GenContext(domain="qa_factual", profile="v1.1", need={"PARA_SAFE": 50})
     assert list(lm.qa_factual_lm_rows(ctx)) == [] and list(lm.qa_open_lm_rows(ctx)) == []

@@ -28,6 +28,11 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "sharegpt": ("none stated (scraped ChatGPT conversations)", False),
     "triviaqa": ("TriviaQA terms (research use)", False),
 }
+# An LM-generated row's source is "lm:<model>": its text is the model's output on seeds whose licence
+# the row's `licence` field carries. model -> (licence of its outputs, commercial use allowed)
+MODEL_LICENCES: dict[str, tuple[str, bool]] = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ("Apache-2.0", True),
+}
 _SPLIT = re.compile(r"[^a-z0-9_]+")
 
 
@@ -37,6 +42,10 @@ def sources_of(c: Candidate) -> list[str]:
 
 
 def commercial_ok(c: Candidate) -> bool:
-    """True when every source of the candidate is known to allow commercial use."""
+    """True when every source of the candidate is known to allow commercial use. For an LM row: the
+    model's licence allows it and the seeds' licence (the row's `licence`) is one that does."""
+    if c.source.startswith("lm:"):
+        model_ok = MODEL_LICENCES.get(c.source[3:], ("", False))[1]
+        return model_ok and any(ok and c.licence == text for text, ok in LICENCES.values())
     names = sources_of(c)
     return bool(names) and all(LICENCES.get(n, ("", False))[1] for n in names)

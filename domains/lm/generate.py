@@ -9,7 +9,10 @@ against its seed:
 - no new entity: no capitalised word absent from the seed, no other entity or subject of the
   domain's table, and (qa_factual) no answer alias the seed lacks (the model answered instead);
 - the attribute or aspect asked for is still named (a keyword of its own, none of another's);
-- it differs from the seed and from every curated phrasing after normalisation; it is a question.
+- it differs from the seed and from every curated phrasing after normalisation; it is a question;
+- the content words it shares with the seed come in the seed's order (a reordering can swap subject
+  and object: "Which ocean flows into the Volga?"), both words of a seed's "X or Y" stay, and no
+  "does ... has?" agreement slip.
 
 Two kept paraphrases of the same item form a PARA_SAFE pair. Both sides are new texts, so the
 curated rows' family limits (a text in at most 3 rows) are untouched. Expected answers, alias sets
@@ -140,6 +143,47 @@ def _new_capitalised(seed: str, para: str) -> list[str]:
     return out
 
 
+_DOES_HAS = re.compile(r"\b(?:does|do|did)\b[^?.!]*\b(?:has|does|is)\b\s*\?", re.IGNORECASE)
+_OR = re.compile(r"([^\W\d_]+) or ([^\W\d_]+)", re.IGNORECASE)
+_FUNCTION_WORDS = frozenset("""
+a an the of in on at to into from for by with about as and or but which what who whom whose when where why how
+is are was were be been being do does did have has had can could should would will shall may might must
+it its this that these those there their they them you your i me my we our he she his her one some any
+""".split())
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to see "flow" and "flows" as one word."""
+    w = _POSSESSIVE.sub("", word.casefold())
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            return w[:-len(suffix)]
+    return w
+
+
+_GENITIVE = re.compile(r"([^\W_]+)['’]s\s+([^\W_]+)")
+
+
+def _content_stems(text: str) -> list[str]:
+    out: list[str] = []
+    for w in _WORD.findall(_GENITIVE.sub(r"\2 of \1", text)):  # "Algeria's capital" reads "capital of Algeria"
+        if w.casefold() not in _FUNCTION_WORDS and _stem(w) not in out:
+            out.append(_stem(w))
+    return out
+
+
+def _shared_order(text: str, other: str) -> list[str]:
+    """`text`'s content words (first occurrences, stemmed) that `other` also has, in `text`'s order.
+    A paraphrase must keep them in the seed's order: a reordering can swap subject and object."""
+    theirs = set(_content_stems(other))
+    return [w for w in _content_stems(text) if w in theirs]
+
+
+def _alternatives(text: str) -> list[str]:
+    """Both words of every "X or Y" in `text`: a paraphrase that keeps one narrows the question."""
+    return [w for pair in _OR.findall(text) for w in pair if w.casefold() not in _FUNCTION_WORDS]
+
+
 def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
     """Why a paraphrase breaks the answer-token rules (a short countable reason), or None."""
     if not para:
@@ -158,6 +202,12 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
         return "not_a_question"
     if _DANGLING.search(para) and not _DANGLING.search(seed.text):
         return "ungrammatical"   # "Which city in Algeria is the capital of?": the object went missing
+    if _DOES_HAS.search(para) and not _DOES_HAS.search(seed.text):
+        return "ungrammatical"   # "Which atomic number does gold has?"
+    if any(not _has(para, x) for x in _alternatives(seed.text)):
+        return "alternative_dropped"  # "sea or ocean" -> "ocean": the question now presumes the answer's kind
+    if _shared_order(seed.text, para) != _shared_order(para, seed.text):
+        return "order_changed"   # "Which ocean flows into the Volga?": who does what to whom may have flipped
     if any(not _has(para, k) for k in seed.keep):
         return "entity_missing"
     if _numbers(para) != _numbers(seed.text):
