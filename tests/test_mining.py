@@ -31,6 +31,11 @@ from sources.datasets_dir import DatasetsDir
     ("Hello there", "Hi there", None, "one_token_undecided"),
     ("Write a python script", "Write me an amazing python script", None, "multi_token_change"),
     ("List the planets", "List the planets briefly", None, "insertion_or_deletion"),
+    ("Explain contract clause 23 of the HIA contract", "Explain contract clause of the HIA contract",
+     "ADVERSARIAL", "number_dropped"),
+    ("Explain contract clause of the HIA contract", "Explain contract clause 23 of the HIA contract",
+     "ADVERSARIAL", "number_dropped"),
+    ("Explain clause 23 of the contract", "Explain clause of the contract briefly", None, "insertion_or_deletion"),
     ("Same text", "Same text", None, "identical_text"),
 ])
 def test_rules(a, b, label, rule):
@@ -68,6 +73,7 @@ def _candidate(a, b):
     ("Give me 3 tips for sleeping better.", "give me 3 tips for sleeping better", "conversational", "rubric"),
     ("Give me 3 tips for sleeping better.", "Give me 5 tips for sleeping better.", "conversational", "rubric"),
     ("Write a poem about 2 cats.", "Write a poem about 3 cats.", "creative", "policy_no_cache"),
+    ("Summarise clause 23 of the HIA contract.", "Summarise clause of the HIA contract.", "conversational", "rubric"),
     ("What is the weather in Oslo today?", "what is the weather in oslo today", "conversational", "policy_no_cache"),
 ])
 def test_candidates_verify(a, b, domain, vm):

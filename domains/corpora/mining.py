@@ -18,6 +18,8 @@ and quotes kept):
   ascending/descending, to/from...), or capitalised names mid-sentence -> ADVERSARIAL (the
   answer-determining-token rule: the answer repeats or depends on that token);
 - two capitalised names trading places throughout (role swap) -> ADVERSARIAL;
+- one number present in one prompt and absent from the other, nothing else changed ("clause 23 of
+  the contract" vs "clause of the contract") -> ADVERSARIAL (the answer must use that number);
 - anything else (other one-word changes, insertions, reorderings, several changes) -> dropped.
 Domains: a creative request (write a poem, story, song...) -> creative under policy_no_cache
 ("creative"); a time-sensitive one (weather, news, prices...) -> conversational with subcategory
@@ -171,6 +173,13 @@ def classify(text_a: str, text_b: str) -> Decision:
         # Two names trading places (who is charged, who is the victim): the roles, hence the answer, change.
         if (x, y) == (v, u) and substitution_kind(x, y, text_a, text_b) == "entity_change":
             return Decision("ADVERSARIAL", "role_swap", ta[at[0]], tb[at[0]])
+    if len(ops) == 1 and ops[0][0] in ("insert", "delete"):
+        tag, i1, i2, j1, j2 = ops[0]
+        gone = ta[i1:i2] if tag == "delete" else tb[j1:j2]
+        if len(gone) == 1 and _NUMBER.match(gone[0]):
+            # "clause 23" vs "clause": one side names a number the answer must use, the other leaves it open.
+            return Decision("ADVERSARIAL", "number_dropped", gone[0] if tag == "delete" else None,
+                            gone[0] if tag == "insert" else None)
     if sorted(ta) == sorted(tb):
         return Decision(None, "word_order_change")
     if all(tag in ("insert", "delete") for tag, *_ in ops):
@@ -216,7 +225,7 @@ def criteria(text: str, changed: str | None = None) -> list[str]:
 GROUNDING = {
     "EQUIV": "Two users of a public chat service sent the same prompt, differing only in case, spacing or punctuation.",
     "ADVERSARIAL": "Two real chat prompts that read almost the same but change one answer-determining value "
-                   "(a number, a name, a language or a direction).",
+                   "(a number, a name, a language or a direction, or a number one of them leaves out).",
 }
 GROUNDING_POLICY = {
     "creative": "A real creative request: each user expects a fresh piece, so it is never served from a cache.",
@@ -239,6 +248,12 @@ def _candidate(a: Prompt, b: Prompt, d: Decision) -> Candidate | None:
         rationale = (f"Mined from {a.corpus}: the two prompts differ only in case, spacing or sentence punctuation, "
                      "so they are the same request.")
         ans_a = ans_b = f"A response that {ca[0]}."
+    elif d.rule == "number_dropped":
+        number = d.old or d.new
+        rationale = (f"Mined from {a.corpus}: the prompts differ only in that one names the number '{number}' and the "
+                     "other leaves it out; the answer must use that number, so a cached answer would be wrong.")
+        ans_a, ans_b = (f"A response that {c[0]}" + (f", using '{t}'." if t else ", without assuming a number.")
+                        for c, t in ((ca, d.old), (cb, d.new)))
     else:
         rationale = (f"Mined from {a.corpus}: the prompts differ only in '{d.old}' vs '{d.new}' ({d.rule.replace('_', ' ')}); "
                      "the answer repeats or depends on that token, so a cached answer would be wrong.")
