@@ -16,12 +16,12 @@ DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
 
 
 @asset(partitions_def=DOMAIN_PARTITIONS, group_name=GENERATION)
-def candidate_rows(context: AssetExecutionContext, build: BuildSettings) -> Output[dict]:
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_pairs: dict) -> Output[dict]:
     """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
     domain = context.partition_key
     profile = load_profile(build.profile)
     ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                     datasets=build.datasets(), llm=build.llm())
+                     datasets=build.datasets(), llm=build.llm(), mined=mined_pairs)
     generated, drops = generate(domain, ctx)
     cands, per = [], Counter()
     for c in generated:

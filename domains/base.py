@@ -198,6 +198,7 @@ class GenContext:
     need: Mapping[str, int]
     datasets: Any = None  # sources.DatasetsDir or None
     llm: Any = None       # LLM provider resource or None
+    mined: Any = None     # the mined_pairs asset's value (real-traffic candidates of every shard), or None: mine here
 
     def rng(self, *names: Any) -> random.Random:
         return stable_rng(self.domain, *names)

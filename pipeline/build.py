@@ -82,11 +82,22 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         resources = {"build": settings, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
         instance = DagsterInstance.ephemeral()
         stages: dict[str, float] = defaultdict(float)
-        part_assets = [a for a in all_assets if a.key.to_user_string() in PARTITIONED]
+        t0 = time.perf_counter()
+        res = materialize(all_assets, selection=[AssetKey("mined_pairs")], resources=resources, instance=instance,
+                          raise_on_error=False, run_config=QUIET)
+        if not res.success:
+            raise BuildError(f"mining real traffic failed: {_first_error(instance, res.run_id)}")
+        for step, s in _step_seconds(instance, res.run_id).items():
+            stages[step.split("[")[0]] += s  # mapped steps (one per shard) summed under the op's name
+        mined = res.asset_value("mined_pairs")
+        if mined["shards"]:
+            progress(f"[0/{len(domain_names())}] real traffic: {len(mined['candidates'])} pairs mined from "
+                     f"{len(mined['shards'])} shards in {time.perf_counter() - t0:.1f}s")
+        part_keys = [AssetKey(k) for k in PARTITIONED]
         for i, domain in enumerate(domain_names(), 1):
             t0 = time.perf_counter()
-            res = materialize(part_assets, partition_key=domain, resources=resources, instance=instance,
-                              raise_on_error=False, run_config=QUIET)
+            res = materialize(all_assets, selection=part_keys, partition_key=domain, resources=resources,
+                              instance=instance, raise_on_error=False, run_config=QUIET)
             if not res.success:
                 raise BuildError(f"generating {domain} failed: {_first_error(instance, res.run_id)}")
             for step, s in _step_seconds(instance, res.run_id).items():

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dagster import Definitions, load_asset_checks_from_modules, load_assets_from_modules
 
-from assets import assembly, difficulty, generation, selection, verification
+from assets import assembly, difficulty, generation, mining, selection, verification
 from pipeline.resources import BuildSettings
 
-ASSET_MODULES = [generation, verification, selection, difficulty, assembly]
+ASSET_MODULES = [mining, generation, verification, selection, difficulty, assembly]
 
 all_assets = load_assets_from_modules(ASSET_MODULES)
 all_checks = load_asset_checks_from_modules(ASSET_MODULES)

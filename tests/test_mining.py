@@ -3,6 +3,7 @@ near-duplicates), determinism across hash seeds, and mining on the real corpora.
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -189,3 +190,50 @@ def test_real_corpora_yield_pairs(shared_datasets):
     assert all(c.construction_method == "real_traffic_mined" and verify(c).passed for c in cands)
     drops = sum((r.drops for r in results), Counter())
     assert drops["multi_token_change"] > 0 and drops["identical_text"] > 0
+
+
+def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
+    # The build mines through Dagster: one mapped step per shard, merged in shard order, equal to
+    # mining each shard in process; the generators then take their rows from the asset's value.
+    from dagster import AssetKey, DagsterEventType, DagsterInstance, materialize
+
+    from assets.mining import mapping_key
+    from pipeline.definitions import all_assets
+    from pipeline.resources import BuildSettings
+
+    ds = _fixtures_plus_planted(tmp_path / "ds")
+    shutil.copytree(FIXTURES / "lmsys_arena", tmp_path / "ds" / "lmsys_arena")
+    settings = BuildSettings(datasets_dir=str(tmp_path / "ds"), cache_dir=str(tmp_path / "cache"),
+                             out_dir=str(tmp_path / "out"))
+    instance = DagsterInstance.ephemeral()
+    res = materialize(all_assets, selection=[AssetKey("mined_pairs")], resources={"build": settings},
+                      instance=instance)
+    value = res.asset_value("mined_pairs")
+    shards = M.shards(ds)
+    assert value["shards"] == shards and len(shards) == 4
+    steps = {rec.dagster_event.step_key for rec in instance.all_logs(res.run_id)
+             if rec.dagster_event and rec.dagster_event.event_type == DagsterEventType.STEP_SUCCESS}
+    assert {f"mined_pairs.mine_real_traffic_shard[{mapping_key(s)}]" for s in shards} <= steps
+    direct = [M.mine(ds, s, cache_dir=tmp_path / "cache") for s in shards]
+    assert [c.key for c in value["candidates"]] == sorted(c.key for r in direct for c in r.candidates)
+    assert value["drops"] == dict(sorted(sum((r.drops for r in direct), Counter()).items()))
+    ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value)
+    assert [c.provenance.source_record for c in M.creative_traffic_rows(ctx)] == ["pp0a|pp0b"]
+
+
+def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
+    from dagster import AssetKey, materialize
+
+    from pipeline.definitions import all_assets
+    from pipeline.resources import BuildSettings
+
+    res = materialize(all_assets, selection=[AssetKey("mined_pairs")],
+                      resources={"build": BuildSettings(out_dir=str(tmp_path / "out"))})
+    assert res.asset_value("mined_pairs") == {"shards": [], "candidates": [], "drops": {}}
+
+
+def test_mapping_keys_are_valid_and_distinct():
+    from assets.mining import mapping_key
+
+    keys = {mapping_key(s) for s in ("sharegpt/a-b.json", "sharegpt/a_b.json", "wildchat/data/train-0.parquet")}
+    assert len(keys) == 3 and all(re.fullmatch(r"[A-Za-z0-9_]+", k) for k in keys)

@@ -439,7 +439,11 @@ def _mined(datasets: Any, shard: str) -> MineResult:
 
 def real_traffic_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
     """All shards' candidates for ctx.domain (sorted by content key) and the drops summed by reason
-    (over every shard, whatever the domain). Nothing without a datasets dir."""
+    (over every shard, whatever the domain): from ctx.mined when the build mined them (the
+    mined_pairs asset, one step per shard), else mined here. Nothing without a datasets dir."""
+    if ctx.mined is not None:  # the build mined every shard already (assets/mining.py)
+        return ([c for c in ctx.mined["candidates"] if c.domain == ctx.domain],
+                Counter(ctx.mined["drops"]))
     if ctx.datasets is None:
         return [], Counter()
     cands: list[Candidate] = []
