@@ -237,3 +237,20 @@ def test_mapping_keys_are_valid_and_distinct():
 
     keys = {mapping_key(s) for s in ("sharegpt/a-b.json", "sharegpt/a_b.json", "wildchat/data/train-0.parquet")}
     assert len(keys) == 3 and all(re.fullmatch(r"[A-Za-z0-9_]+", k) for k in keys)
+
+
+@pytest.mark.slow
+def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
+    # A real `dagster asset materialize` run (the multiprocess executor, as in the UI): every shard is
+    # mined in its own subprocess step.
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dh"), "CACHEEVAL_DATASETS_DIR": str(FIXTURES),
+           "CACHEEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    (tmp_path / "dh").mkdir()
+    proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "--select",
+                           "mined_pairs", "-m", "pipeline.definitions"], cwd=PROJECT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "RUN_SUCCESS" in log, log[-3000:]
+    assert "multiprocess executor" in log
+    done = re.findall(r"mine_real_traffic_shard\[(\w+)\] - STEP_SUCCESS", log)
+    assert len(set(done)) == len(M.shards(DatasetsDir(FIXTURES))) == 5
