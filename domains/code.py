@@ -120,10 +120,24 @@ def _apply_surface(frame: str, lang_name: str, ops: tuple[str, ...]) -> tuple[st
         elif op == "spaces":
             frame = "  " + frame.replace(" {sig}", "   {sig}").replace("{lang} ", "{lang}  ") + " "
         elif op == "colon":
-            frame = frame.replace("function {sig}", "function: {sig}")
+            # Any run of spaces: the "spaces" op may already have widened the gap before {sig}.
+            frame = re.sub(r"function( +)\{sig\}", r"function:\1{sig}", frame)
         elif op == "newline":
-            frame = frame.replace(". It", ".\nIt").replace("? It", "?\nIt")
+            # Either case: the "lower" op may already have turned "It" into "it".
+            frame = re.sub(r"([.?]) ([Ii]t )", "\\1\n\\2", frame)
     return frame, lang_name
+
+
+def surface_steps_effective(spec: Spec, ops: tuple[str, ...]) -> bool:
+    """True when each of `ops`, applied in order, changes the query, so that a rationale listing
+    `ops` names exactly the changes made (no op silently undone or blocked by an earlier one)."""
+    frame, lang = _frame_text(spec), curated()["languages"][spec.lang]["display"]
+    for op in ops:
+        nxt = _apply_surface(frame, lang, (op,))
+        if nxt == (frame, lang):
+            return False
+        frame, lang = nxt
+    return True
 
 
 def surface_ops_for(spec: Spec) -> list[str]:
@@ -391,10 +405,11 @@ def _equiv(texts: _Texts) -> Iterable[Candidate]:
         rng = stable_rng(DOMAIN, "equiv", tid, vid, lang)
 
         def surface(spec: Spec) -> Spec | None:
+            # Two ops that both take effect together: the rationale lists exactly these.
             ops = surface_ops_for(spec)
-            if len(ops) < 2:
-                return None
-            return replace(spec, surface=tuple(sorted(rng.sample(ops, 2), key=SURFACE_OPS.index)))
+            pairs = [(x, y) for i, x in enumerate(ops) for y in ops[i + 1:]]
+            rng.shuffle(pairs)
+            return next((replace(spec, surface=p) for p in pairs if surface_steps_effective(spec, p)), None)
 
         for frame, d in _combos(tid, False, rng):
             a = Spec(tid, vid, lang, frame, d)

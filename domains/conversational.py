@@ -5,12 +5,15 @@ answer-determining slot, equivalent wordings, three rubric criteria, operator sw
 a related question. Labels: EQUIV = surface variant of one wording; PARA_SAFE = two wordings of the
 same request; RELATED_UNSAFE = another question on the same topic; ADVERSARIAL = the slot changed by
 an operator (audience swap, polarity swap pros -> cons, constraint change vegetarian -> vegan,
-topic or location swap); UNRELATED = requests from different seeds and subcategories. Verifier:
-`rubric`. Time-sensitive requests (weather, news, scores, prices) are `policy_no_cache` with policy
-"time_sensitive" whatever their label, with the rubric as the underlying check.
+topic or location swap); UNRELATED = requests from different seeds and subcategories that share no
+curated theme (work, children, money...). Verifier: `rubric`. Time-sensitive requests (weather,
+news, scores, prices) are `policy_no_cache` with policy "time_sensitive" whatever their label, with
+the rubric as the underlying check; the loader checks that all wordings of such a seed ask about one
+time scope ("right now" and "today" are different questions) and that its answer names no other.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -25,11 +28,25 @@ from pipeline.paths import CURATED
 DOMAIN = "conversational"
 VERSION = "1"
 SOURCE_FILE = CURATED / "conversational.yaml"
-SEED_KEYS = {"id", "subcategory", "slot", "value", "swaps", "wordings", "criteria", "answer", "related"}
+SEED_KEYS = {"id", "subcategory", "themes", "slot", "value", "swaps", "wordings", "criteria", "answer", "related"}
 TIME_SENSITIVE = "time_sensitive"
+# Time scopes of a live request. "Open right now" and "open today" can have different answers, so
+# paraphrases must share one scope. Sorted by name; the patterns are matched case-insensitively.
+TIME_SCOPES = (
+    ("last_night", r"\blast night\b"),
+    ("latest", r"\b(latest|most recent(ly)?|recent)\b"),
+    ("now", r"\b(right now|at the moment|currently|current|now)\b"),
+    ("this_month", r"\bthis month\b"),
+    ("this_week", r"\bthis week\b"),
+    ("this_weekend", r"\bthis weekend\b"),
+    ("today", r"\btoday\b"),
+    ("tomorrow", r"\btomorrow\b"),
+    ("tonight", r"\btonight\b"),
+)
 SWAP_OPERATORS = ("audience_swap", "polarity_swap", "constraint_change", "topic_swap", "location_swap",
                   "direction_swap", "identifier_swap")
 # v1.1 needs 60/60/50/40/50; the rest is margin for verifier drops.
+UNRELATED_STEPS = (7, 19)  # partner seeds: k+7 and k+19 in the round-robin order
 CAP = {"EQUIV": 70, "PARA_SAFE": 70, "RELATED_UNSAFE": 60, "ADVERSARIAL": 50, "UNRELATED": 60}
 
 
@@ -53,7 +70,34 @@ def _seed() -> dict:
         for sw in s["swaps"]:
             if sw.get("operator") not in SWAP_OPERATORS or sw.get("to") in (None, s["value"]):
                 raise InputError(f"{where}: swap {sw} needs an operator among {', '.join(SWAP_OPERATORS)} and a new value. Fix it")
+        if not isinstance(s["themes"], list) or not s["themes"] or not all(isinstance(t, str) and t for t in s["themes"]):
+            raise InputError(f"{where}: themes must be a non-empty list of words (what the seed is about). Fix the record")
+        if s["subcategory"] == TIME_SENSITIVE:
+            _check_time_scope(s, where)
     return data
+
+
+def time_scopes(text: str) -> set[str]:
+    """The time scopes (now, today, last_night, latest, ...) a text asks or talks about."""
+    return {name for name, pat in TIME_SCOPES if re.search(pat, text, re.IGNORECASE)}
+
+
+def _check_time_scope(s: Mapping, where: str) -> None:
+    """Every wording of a live request (with each slot value) asks about exactly one and the same
+    time scope, and its answer and criteria name no other scope."""
+    values = [s["value"]] + [sw["to"] for sw in s["swaps"]]
+    scopes = {w.format(**{s["slot"]: v}): time_scopes(w.format(**{s["slot"]: v})) for w in s["wordings"] for v in values}
+    found = sorted({frozenset(v) for v in scopes.values()}, key=sorted)
+    if len(found) != 1 or len(found[0]) != 1:
+        detail = "; ".join(f"'{w}': {', '.join(sorted(sc)) or 'none'}" for w, sc in sorted(scopes.items()))
+        raise InputError(f"{where}: wordings of a time-sensitive request must share one time scope, got {detail}. "
+                         "Reword them to ask about the same time (right now vs today)")
+    scope = next(iter(found[0]))
+    for text in [s["answer"], *s["criteria"]]:
+        other = sorted(time_scopes(text) - {scope})
+        if other:
+            raise InputError(f"{where}: '{text}' speaks of {', '.join(other)} but the wordings ask about {scope}. "
+                             "Match the answer and criteria to the wordings' time scope")
 
 
 def seeds() -> list[dict]:
@@ -145,7 +189,7 @@ def _proposals() -> dict[str, list[Candidate]]:
         for r in (0, 8):  # two rounds of wordings; the second mostly uses greeting-prefixed forms
             q = wording(s, k + r)
             out["EQUIV"].append(_cand("EQUIV", s, q, *main, s, surface(q, k + r), *main, "curated", "surface_variant",
-                                      "The same request; only case or punctuation differ."))
+                                      "The same request; only case, spacing or punctuation differ."))
             out["PARA_SAFE"].append(_cand("PARA_SAFE", s, wording(s, k + r + 1), *main, s, wording(s, k + r + 2), *main,
                                           "curated", "rewording", "The same request in other words; every answer-determining detail kept."))
             rq = ("" if r == 0 else _seed()["greetings"][1 + k % 4]) + rel["wording"]
@@ -161,9 +205,11 @@ def _proposals() -> dict[str, list[Candidate]]:
                                             "adversarial_perturbation", sw["operator"],
                                             f"One answer-determining detail changed: {old} -> {new}.",
                                             sw["operator"], {"slot": s["slot"], "from": old, "to": new}))
-        for step in (7, 19):
+        for step in UNRELATED_STEPS:
             o = ss[(k + step) % len(ss)]
-            if o["subcategory"] != s["subcategory"] and o["id"] != s["id"]:
+            # Plainly different: another subcategory and no shared theme (interview nerves and a
+            # rough day at work are both work stress, though one is advice and one small talk).
+            if o["subcategory"] != s["subcategory"] and o["id"] != s["id"] and not set(o["themes"]) & set(s["themes"]):
                 out["UNRELATED"].append(_cand("UNRELATED", s, wording(s, k + 5 + step), *main, o, wording(o, k + 6 + step),
                                               criteria(o), answer(o), "curated", "other_seed", "Two unrelated requests."))
     return out

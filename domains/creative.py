@@ -5,7 +5,8 @@ is binary MISS whatever its 5-class label. The label is still checked with `rubr
 underlying method: three criteria (the form, the subject, the brief's extra requirement) are equal
 for EQUIV (same request, surface variant) and PARA_SAFE (same brief reworded) and differ for
 RELATED_UNSAFE (same subject, another form of brief), ADVERSARIAL (one operator change: the form,
-the subject or a named character) and UNRELATED (briefs of different families).
+the subject or a named character; a form swap never stays inside a group of near-synonym forms such
+as slogan/tagline/motto, listed under form_groups) and UNRELATED (briefs of different families).
 Briefs and wordings come from sources/curated/creative.yaml.
 """
 from __future__ import annotations
@@ -29,21 +30,40 @@ CAP = {lab: 56 for lab in LABELS}
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    data = read_curated(SOURCE_FILE, ("phrasings", "related", "greetings", "forms", "form_criteria", "briefs",
-                                      "names", "subjects"))
+    data = read_curated(SOURCE_FILE, ("phrasings", "related", "greetings", "forms", "form_groups", "form_criteria",
+                                      "briefs", "names", "subjects"))
     for i, b in enumerate(data["briefs"]):
         missing = [k for k in ("family", "form", "subject", "extra") if k not in b]
         if b.get("extra") and "extra_criterion" not in b:
             missing.append("extra_criterion")
         if missing or b["family"] not in FAMILIES or b["form"] not in data["forms"][b["family"]]:
             raise InputError(f"{SOURCE_FILE}:briefs[{i}]: needs {', '.join(missing) or 'a form listed under forms.<family>'}. Fix the record")
+        if "character" in b and b["character"] not in b["extra"]:
+            raise InputError(f"{SOURCE_FILE}:briefs[{i}]: character '{b['character']}' does not occur in extra. Fix the record")
     for fam, forms in data["forms"].items():
         for f in forms:
             if f not in data["form_criteria"]:
                 raise InputError(f"{SOURCE_FILE}:form_criteria: no criterion for form '{f}'. Add one")
-        if "character" in b and b["character"] not in b["extra"]:
-            raise InputError(f"{SOURCE_FILE}:briefs[{i}]: character '{b['character']}' does not occur in extra. Fix the record")
+    known = {f for forms in data["forms"].values() for f in forms}
+    seen: set[str] = set()
+    for g, group in enumerate(data["form_groups"]):
+        if not isinstance(group, list) or len(group) < 2:
+            raise InputError(f"{SOURCE_FILE}:form_groups[{g}]: a group needs two or more forms. "
+                             "List the interchangeable forms, or drop the group")
+        bad = [str(f) for f in group if f not in known or f in seen]
+        if bad:
+            raise InputError(f"{SOURCE_FILE}:form_groups[{g}]: form '{bad[0]}' is not under forms or is already "
+                             "in a group. Use forms from forms.<family>, each in one group only")
+        seen.update(group)
     return data
+
+
+def form_group(form: str) -> tuple[str, ...]:
+    """The forms interchangeable with `form` (its synonym group from form_groups), itself included."""
+    for group in _seed()["form_groups"]:
+        if form in group:
+            return tuple(group)
+    return (form,)
 
 
 def briefs() -> list[dict[str, str]]:
@@ -67,12 +87,19 @@ def query(brief: Mapping[str, str], phrasing: int) -> str:
 # ---- operators: each returns the perturbed brief and its parameters, or None ----
 
 def _form_swap(brief: Mapping[str, str], rng: Any = None) -> tuple[dict, dict] | None:
-    """haiku -> limerick: the next form of the same family (not for form-bound extras such as
-    an acrostic word)."""
+    """haiku -> limerick: the next form of the same family that is not a near-synonym of the
+    brief's form (slogan -> jingle, never slogan -> tagline: those briefs ask for the same thing).
+    None for form-bound extras such as an acrostic word, or when every form of the family is a
+    synonym of the brief's."""
     if brief.get("form_bound"):
         return None
     forms = _seed()["forms"][brief["family"]]
-    new = forms[(forms.index(brief["form"]) + 1) % len(forms)]
+    start = forms.index(brief["form"])
+    synonyms = form_group(brief["form"])
+    # Walk the family's forms in file order after the brief's own, so the choice is deterministic.
+    new = next((f for f in forms[start + 1:] + forms[:start] if f not in synonyms), None)
+    if new is None:
+        return None
     return {**brief, "form": new}, {"from": brief["form"], "to": new}
 
 

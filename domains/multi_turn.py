@@ -7,8 +7,9 @@ from the facts of the earlier turns, so a pair's expected answers are exact and 
 `context_rubric` verifier compares them together with the context facts.
 
 Labels: EQUIV = same context, surface variant of the final message; PARA_SAFE = paraphrased final
-message and/or earlier turns carrying the same facts; RELATED_UNSAFE = the same final message after
-a different conversation of the same kind, or another question in the same conversation;
+message and/or earlier turns carrying the same facts; RELATED_UNSAFE = the same final message (the very same
+text: recipes only pair with recipes of the same ingredient, each with its own grams per serving)
+after a different conversation of the same kind, or another question in the same conversation;
 ADVERSARIAL = one answer-determining token changed by an operator, either in the earlier turns
 (30 °C -> 35 °C, Austria -> Australia) or in the final message (Fahrenheit -> Kelvin, second ->
 third); UNRELATED = conversations of different kinds.
@@ -72,6 +73,18 @@ def _num(x: float, decimals: int) -> str:
 def _seed() -> dict:
     return read_curated(SOURCE_FILE, ("acknowledgements", "conversions", "ordinal_lists", "entity_followups",
                                       "phrase_followups", "bill_splits", "recipe_scalings"))
+
+
+def _answer_text(value: Any) -> str:
+    """A curated answer: a string, or a list of standard forms (the first is the reference). The
+    expected answer text names every accepted form, e.g. "Oceania (also: Australia)"."""
+    forms = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return forms[0] if len(forms) == 1 else f"{forms[0]} (also: {', '.join(forms[1:])})"
+
+
+def _first(value: Any) -> str:
+    """The reference form of a curated answer, for use inside the earlier turns."""
+    return str(value[0]) if isinstance(value, list) else str(value)
 
 
 def _require(rec: Mapping, keys: Iterable[str], where: str) -> None:
@@ -138,7 +151,7 @@ def _entity_followups(rec: Mapping) -> tuple[list[Instance], list[Perturbed]]:
     def make(e: str) -> Instance:
         ctxs = tuple(_turns(u.format(e=e), a.format(e=e)) for u, a in rec["contexts"])
         finals = {q: tuple(ts) for q, ts in sorted(rec["questions"].items())}
-        answers = {q: {"": str(ents[e][q])} for q in finals}
+        answers = {q: {"": _answer_text(ents[e][q])} for q in finals}
         return Instance(rec["id"], rec["subcategory"], f"{rec['id']}={e}", (f"country = {e}",), ctxs, finals, answers)
 
     insts = {e: make(e) for e in sorted(ents)}
@@ -156,9 +169,9 @@ def _phrase_followups(rec: Mapping) -> tuple[list[Instance], list[Perturbed]]:
     phrases = rec["phrases"]
 
     def make(p: str) -> Instance:
-        tr = phrases[p]
+        tr = {lang: _first(v) for lang, v in phrases[p].items()}
         ctxs = tuple(_turns(u.format(p=p, **tr), a.format(p=p, **tr)) for u, a in rec["contexts"])
-        answers = {lang: str(tr[lang]) for lang in rec["languages"]}
+        answers = {lang: _answer_text(phrases[p][lang]) for lang in rec["languages"]}
         return Instance(rec["id"], rec["subcategory"], f"{rec['id']}={p}", (f"phrase = {p}",), ctxs,
                         {"translate": tuple(rec["finals"])}, {"translate": answers})
 
@@ -186,7 +199,7 @@ def _bill_splits(rec: Mapping) -> tuple[list[Instance], list[Perturbed]]:
 
 
 def _recipe_scalings(rec: Mapping) -> tuple[list[Instance], list[Perturbed]]:
-    _require(rec, ["id", "subcategory", "ingredients", "values", "targets", "contexts", "finals"], "recipe_scalings")
+    _require(rec, ["id", "subcategory", "recipes", "targets", "contexts", "finals"], "recipe_scalings")
 
     def make(i: str, g: int, s: int) -> Instance:
         ctxs = tuple(_turns(u.format(g=g, s=s, i=i), a.format(g=g, s=s, i=i)) for u, a in rec["contexts"])
@@ -196,10 +209,16 @@ def _recipe_scalings(rec: Mapping) -> tuple[list[Instance], list[Perturbed]]:
                         ctxs, {"scale": finals}, {"scale": answers})
 
     insts, perts = [], []
-    ingredients = list(rec["ingredients"])
-    for k, (g, s) in enumerate(rec["values"]):
-        ing = ingredients[k % len(ingredients)]
-        inst = make(ing, int(g), int(s))
+    ratios: dict[float, str] = {}
+    for k, (ing, g, s) in enumerate(rec["recipes"]):
+        # Recipes with one grams-per-serving ratio scale to the same amounts, so a pair of them
+        # would differ in the earlier turns only, never in the answer's number.
+        ratio = round(float(g) / float(s), 6)
+        if ratio in ratios:
+            raise InputError(f"{SOURCE_FILE}:recipe_scalings.recipes[{k}]: {g} g for {s} servings has the same "
+                             f"ratio as {ratios[ratio]}. Give every recipe its own grams per serving")
+        ratios[ratio] = f"{ing} {g} g/{s}"
+        inst = make(str(ing), int(g), int(s))
         insts.append(inst)
         perts.append(Perturbed(inst, make(ing, int(g) + 50, int(s)), "context_value_swap", {"slot": "grams", "from": g, "to": g + 50}))
     return insts, perts
@@ -337,8 +356,11 @@ def _proposals() -> dict[str, list[Candidate]]:
                                                     "adversarial_perturbation", "context_fact_swap",
                                                     "The same final message after earlier turns that differ in one answer-determining fact.",
                                                     p.operator, p.params))
-                # Same final message after a different conversation of the same kind.
-                peers = [j for j in by_kind[inst.kind] if j != inst and (p is None or j != p.variant)]
+                # Same final message after a different conversation of the same kind: only peers whose
+                # final messages are the very same text (a recipe names its ingredient, so only
+                # recipes of that ingredient), so that the context alone changes the answer.
+                peers = [j for j in by_kind[inst.kind] if j != inst and (p is None or j != p.variant)
+                         and j.finals[qtype] == inst.finals[qtype]]
                 for step in (1, 2):
                     if not peers:
                         break
@@ -347,7 +369,8 @@ def _proposals() -> dict[str, list[Candidate]]:
                         out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", _side(inst, ci, qtype, fi + 2 + step, target),
                                                            _side(j, ci + 1, qtype, fi + 2 + step, target), "curated",
                                                            "same_final_other_conversation",
-                                                           "The same final message follows a different conversation, so it refers to something else."))
+                                                           "The same final message follows a different conversation, so the answer "
+                                                           f"changes: '{inst.answers[qtype][target]}' vs '{j.answers[qtype][target]}'."))
             # Another question in the same conversation (only kinds with several question types).
             if qn + 1 < len(qtypes):
                 q2 = qtypes[qn + 1]

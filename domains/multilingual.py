@@ -13,7 +13,10 @@ Labels (the decision documented here, per the issue):
 - ADVERSARIAL: made by typed operators: `language_swap` puts the same request in another language
   (its translation: near-identical for a multilingual embedder, but the answer must come in the
   other language, so a cached answer is wrong), and `direction_swap` changes after <-> before in a
-  weekday question, same language and phrasing.
+  weekday question, same language and phrasing. A language swap is only made into a language
+  whose answer shares no form with the original's (Lisboa -> Lisbon, not Madrid -> Madrid, and
+  never a count, whose digits every language accepts): the verifier fails a MISS whose alias
+  sets overlap, since one cached answer would then serve both requests.
 - UNRELATED: different topics (same or different language).
 """
 from __future__ import annotations
@@ -166,8 +169,12 @@ def _index() -> dict[tuple[str, str], Item]:
 
 
 def _language_swap(seed: Seed, rng) -> Variant | None:
-    """The same request translated into another language (same phrasing index)."""
-    langs = sorted(l for (k, l) in _index() if k == seed.item.key and l != seed.item.lang)
+    """The same request translated into another language (same phrasing index), only into a
+    language whose answer forms share none with the seed's: 'Madrid' in every language or '12'
+    beside 'zwölf' is one answer serving both requests, so such a translation is not a MISS."""
+    idx = _index()
+    langs = sorted(l for (k, l) in idx if k == seed.item.key and l != seed.item.lang
+                   and not idx[(k, l)].forms & seed.item.forms)
     if not langs:
         return None
     to = rng.choice(langs)
@@ -271,7 +278,7 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
     for it in items:
         rng = rng_for("unrelated", it.key, it.lang)
         others = [o for o in items if SUBCATEGORY[o.topic] != SUBCATEGORY[it.topic] and o.entity != it.entity
-                  and (o.key, o.lang) > (it.key, it.lang) and not (o.lang == it.lang and o.forms & it.forms)]
+                  and (o.key, o.lang) > (it.key, it.lang) and not o.forms & it.forms]
         # Mostly the same language (the realistic case), now and then another one.
         same = [o for o in others if o.lang == it.lang]
         for o in rng.sample(same, min(2, len(same))) + rng.sample(others, min(1, len(others))):

@@ -6,8 +6,11 @@ its three rubric criteria name exactly those, so the `rubric` verifier sees a di
 field or slot that decides the answer differs.
 
 Same user (identical system prompt): EQUIV (surface variant), PARA_SAFE (rephrasing) are HIT under
-`rubric`; RELATED_UNSAFE (a related task), ADVERSARIAL (a request slot swapped: dinner -> breakfast)
-and UNRELATED (an unrelated task) are MISS under `rubric`.
+`rubric`; RELATED_UNSAFE (another task of the same `topic`), ADVERSARIAL (a request slot swapped:
+dinner -> breakfast) and UNRELATED (a task of another topic) are MISS under `rubric`. The task's
+`topic` alone decides RELATED vs UNRELATED (`related(a, b)`), so no pair of tasks is labelled both
+ways. Paraphrases of one task keep the same explicit constraints (`explicit_constraints`): the
+loader rejects phrasings that state a length, count or amount on one side only.
 Different users (system prompts differ): `policy_no_cache` with policy "cross_user", binary MISS;
 the 5-class label says how the answer differs: ADVERSARIAL when one identity detail the answer
 depends on is swapped by an operator (vegetarian -> vegan), RELATED_UNSAFE for the same request by
@@ -15,6 +18,7 @@ another person, UNRELATED for another request by another person.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -35,7 +39,7 @@ CAP = {lab: 56 for lab in LABELS}
 
 @lru_cache(maxsize=1)
 def _seed() -> dict:
-    data = read_curated(SOURCE_FILE, ("personas", "system_prompts", "greetings", "tasks", "related_tasks"))
+    data = read_curated(SOURCE_FILE, ("personas", "system_prompts", "greetings", "tasks"))
     for i, p in enumerate(data["personas"]):
         if not isinstance(p, list) or len(p) != len(FIELDS):
             raise InputError(f"{SOURCE_FILE}:personas[{i}]: expected [{', '.join(FIELDS)}]. Give all five fields")
@@ -44,7 +48,40 @@ def _seed() -> dict:
             raise InputError(f"{SOURCE_FILE}:tasks.{name}: keys must be {', '.join(sorted(TASK_KEYS))}. Fix the record")
         if len(t["criteria"]) != 3 or any(f not in FIELDS for f in t["depends_on"]):
             raise InputError(f"{SOURCE_FILE}:tasks.{name}: needs 3 criteria and depends_on among {', '.join(FIELDS)}. Fix the record")
+        _check_constraints(name, t)
     return data
+
+
+# A number (digits or a word) and the word it counts or qualifies: "two-line", "20 minutes",
+# "one simple", "100 euros". Such a phrase is an explicit constraint on the answer.
+_NUMBER = (r"\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+           r"thirty|forty|fifty|hundred|thousand|dozen|single|couple|pair|half")
+_CONSTRAINT = re.compile(rf"\b({_NUMBER})\b(?:[\s-]+([a-z]+))?", re.IGNORECASE)
+
+
+def explicit_constraints(text: str) -> tuple[str, ...]:
+    """The explicit limits a request states (a number with the word after it, lower-cased and
+    sorted): "Write a two-line bio" -> ("two line",). Paraphrases must state the same ones."""
+    return tuple(sorted(f"{m.group(1)} {m.group(2) or ''}".strip().lower() for m in _CONSTRAINT.finditer(text)))
+
+
+def _check_constraints(name: str, task: Mapping[str, Any]) -> None:
+    """Every phrasing of the task, filled with the same slot value, states the same explicit
+    constraints; otherwise two "paraphrases" could differ in a length or amount the answer obeys."""
+    for value in task["values"]:
+        texts = [ph.format(**{task["slot"]: value}) for ph in task["phrasings"]]
+        first = explicit_constraints(texts[0])
+        for i, text in enumerate(texts[1:], start=1):
+            if explicit_constraints(text) != first:
+                raise InputError(f"{SOURCE_FILE}:tasks.{name}.phrasings[{i}]: states {list(explicit_constraints(text))} "
+                                 f"where phrasings[0] states {list(first)}. Give every phrasing the same explicit limits")
+
+
+def related(task_a: str, task_b: str) -> bool:
+    """Whether a same-user pair of two different tasks is RELATED_UNSAFE (the same topic: another
+    question about the same thing) rather than UNRELATED (different topics)."""
+    tasks = _seed()["tasks"]
+    return task_a != task_b and tasks[task_a]["topic"] == tasks[task_b]["topic"]
 
 
 def personas() -> list[dict[str, str]]:
@@ -148,7 +185,6 @@ def _cand(label: str, pa: Mapping[str, str], ta: int, task_a: str, qa: str, va: 
 def _proposals() -> dict[str, list[Candidate]]:
     data = _seed()
     tasks = list(data["tasks"])
-    related = {tuple(sorted(p)) for p in data["related_tasks"]}
     people = personas()
     out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
     for j in range(len(tasks)):
@@ -183,15 +219,14 @@ def _proposals() -> dict[str, list[Candidate]]:
             if _criteria(task, p, v) != _criteria(task, other, v):  # else both users get the same answer
                 out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", p, k, task, qo, v, other, oi, task, qo, v, "curated",
                                                    "cross_user_same_request", "The same request from another user gets an answer tailored to that user."))
-            partners = [b for a, b in sorted(related) if a == task] + [a for a, b in sorted(related) if b == task]
+            partners = [u for u in tasks if related(task, u)]
             if partners:
                 t2 = partners[k % len(partners)]
                 w = data["tasks"][t2]["values"][k % len(data["tasks"][t2]["values"])]
                 out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", *same, _query(task, ph + 6, v), v, p, k, t2, _query(t2, ph + 6, w), w,
                                                    "curated", "same_user_related_task",
                                                    "Same user, a related request about the same topic with a different answer."))
-            unrel = [u for u in tasks if u != task and tuple(sorted((u, task))) not in related
-                     and data["tasks"][u]["topic"] != t["topic"]]
+            unrel = [u for u in tasks if u != task and not related(task, u)]
             u = unrel[(k + j) % len(unrel)]
             w = data["tasks"][u]["values"][(k + 1) % len(data["tasks"][u]["values"])]
             if k % 2 == 0:

@@ -180,3 +180,34 @@ def test_quota_met_with_margin(profile):
     for label in LABELS:
         want = math.ceil(1.1 * max(need[label], 40))
         assert len(rep.kept[label]) >= want, (label, len(rep.kept[label]), want)
+
+
+def _equiv_spec(c: Candidate) -> tuple[code.Spec, tuple[str, ...]]:
+    """The EQUIV row's query_a spec (from its template id) and the surface ops its rationale lists."""
+    tid, *variant, lang, frame, d = c.provenance.template_id.split("|")[0].split("/")
+    ops = tuple(c.rationale.split("(", 1)[1].split(")", 1)[0].split(", "))
+    return code.Spec(tid, "/".join(variant), lang, frame, int(d[1:])), ops
+
+
+def test_equiv_rationale_lists_exactly_the_surface_changes_applied():
+    # cb-code-0010 said "(lower, newline)" although lowercasing had already blocked the newline.
+    rows = _by("EQUIV")
+    assert rows
+    for c in rows:
+        spec, ops = _equiv_spec(c)
+        assert set(ops) <= set(code.SURFACE_OPS), c.rationale
+        assert code.render_query(spec) == c.query_a
+        assert code.render_query(code.replace(spec, surface=ops)) == c.query_b, c.rationale
+        for drop in ops:  # every listed op matters: without it, query_b would differ
+            fewer = tuple(o for o in ops if o != drop)
+            assert code.render_query(code.replace(spec, surface=fewer)) != c.query_b, (c.rationale, drop)
+
+
+def test_surface_ops_compose_in_either_case_and_spacing():
+    spec = code.Spec("capitalize_words", UNITS[[u[0] for u in UNITS].index("capitalize_words")][1], "python",
+                     "code_me", 0)
+    assert code.surface_steps_effective(spec, ("lower", "newline"))
+    assert "?\nit " in code.render_query(code.replace(spec, surface=("lower", "newline")))
+    need = code.Spec(spec.task, spec.variant, "python", "need", 0)
+    assert code.surface_steps_effective(need, ("spaces", "colon"))
+    assert not code.surface_steps_effective(need, ("no_period", "no_period"))

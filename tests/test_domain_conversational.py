@@ -71,3 +71,49 @@ def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "conversational.yaml"
     bad.write_text(text, encoding="utf-8")
     assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): wording .* lacks the slot")
+
+
+def _seed_of_text() -> dict[str, str]:
+    """Every rendered wording (all greetings, all slot values) -> its seed id."""
+    out = {}
+    for s in SEEDS:
+        for v in [s["value"]] + [sw["to"] for sw in s["swaps"]]:
+            for n in range(len(s["wordings"]) * len(cv._seed()["greetings"])):
+                out[cv.wording(s, n, v)] = s["id"]
+    return out
+
+
+def test_live_paraphrases_share_one_time_scope_and_the_answer_matches_it():
+    # cb-conversational-0071/0108/0102 paired "open today" with "open right now" / "at the moment",
+    # and "weather right now" with "raining today", under one answer that said "today".
+    live = [c for c in cv.candidates() if c.subcategory == "time_sensitive" and c.label in ("EQUIV", "PARA_SAFE")]
+    assert len(live) >= 8
+    for c in live:
+        sa, sb = cv.time_scopes(c.query_a), cv.time_scopes(c.query_b)
+        assert sa == sb and len(sa) == 1, (c.query_a, c.query_b)
+        assert cv.time_scopes(c.expected_answer_a) <= sa, (c.query_a, c.expected_answer_a)
+    assert cv.time_scopes("Is the Louvre open right now?") != cv.time_scopes("Is the Louvre open today?")
+
+
+def test_mixed_time_scopes_in_a_live_seed_are_one_line_input_errors(tmp_path, monkeypatch):
+    src = cv.SOURCE_FILE.read_text(encoding="utf-8")
+    bad = tmp_path / "conversational.yaml"
+    bad.write_text(src.replace('"Will {place} be open today?"', '"Is {place} open right now?"'), encoding="utf-8")
+    assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed,
+                       r"\(opening_hours\): wordings of a time-sensitive request must share one time scope")
+    bad.write_text(src.replace('answer: "Current weather in {city}', 'answer: "Today\'s weather in {city}'), encoding="utf-8")
+    assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed,
+                       r"\(weather_now\): .* speaks of today but the wordings ask about now")
+
+
+def test_unrelated_pairs_share_no_theme():
+    # cb-conversational-0214 paired "nervous about my job interview" with "rough day because of work".
+    themes = {s["id"]: set(s["themes"]) for s in SEEDS}
+    owner = _seed_of_text()
+    rows = [c for c in cv.candidates() if c.label == "UNRELATED"]
+    assert rows
+    for c in rows:
+        a, b = owner[c.query_a], owner[c.query_b]
+        assert a != b and not themes[a] & themes[b], (a, b, themes[a] & themes[b])
+        assert {a, b} != {"interview_nerves", "bad_day"}
+    assert themes["interview_nerves"] & themes["bad_day"]

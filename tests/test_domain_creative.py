@@ -66,3 +66,46 @@ def test_bad_brief_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "creative.yaml"
     bad.write_text(text, encoding="utf-8")
     assert_input_error(monkeypatch, cr, "SOURCE_FILE", bad, cr._seed, r"briefs\[0\]")
+
+
+# Near-synonym forms named independently of the YAML's form_groups, so that emptying that section
+# cannot hide the problem the audit found (cb-creative-0124/0128/0129/0149: motto -> slogan,
+# slogan -> tagline were labelled ADVERSARIAL though the briefs ask for the same thing).
+KNOWN_SYNONYMS = ({"slogan", "tagline", "motto"},)
+
+
+def _same_group(a: str, b: str) -> bool:
+    return b in cr.form_group(a) or any({a, b} <= s for s in KNOWN_SYNONYMS)
+
+
+@pytest.mark.parametrize("brief", BRIEFS, ids=lambda b: f"{b['form']}:{b['subject']}")
+def test_form_swap_never_pairs_synonym_forms(brief):
+    out = cr.OPERATORS["form_swap"].apply(brief)
+    if out is None:
+        assert brief.get("form_bound")
+        return
+    _, params = out
+    assert not _same_group(params["from"], params["to"]), params
+
+
+def test_no_adversarial_row_swaps_synonym_forms():
+    rows = [c for c in cr.candidates() if c.provenance.operator == "form_swap"]
+    assert rows
+    bad = [(c.provenance.operator_params, c.query_a) for c in rows
+           if _same_group(c.provenance.operator_params["from"], c.provenance.operator_params["to"])]
+    assert not bad, bad[:3]
+    # Every slogan-family brief still gets a swap: to the one form outside the synonym group.
+    slogans = [c for c in rows if c.subcategory == "slogan"]
+    assert slogans and {c.provenance.operator_params["from"] for c in slogans} == {"slogan", "tagline", "motto", "jingle"}
+
+
+def test_form_groups_list_the_slogan_synonyms():
+    assert set(cr.form_group("slogan")) == {"slogan", "tagline", "motto"}
+    assert cr.form_group("jingle") == ("jingle",)
+
+
+def test_bad_form_group_is_one_line_input_error(tmp_path, monkeypatch):
+    text = cr.SOURCE_FILE.read_text(encoding="utf-8").replace("  - [slogan, tagline, motto]", "  - [slogan, catchphrase]")
+    bad = tmp_path / "creative.yaml"
+    bad.write_text(text, encoding="utf-8")
+    assert_input_error(monkeypatch, cr, "SOURCE_FILE", bad, cr._seed, r"form_groups\[0\]: form 'catchphrase'")

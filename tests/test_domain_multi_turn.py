@@ -1,12 +1,15 @@
 """multi_turn: answers follow the earlier turns; operators change them; quota; split rule."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domains import multi_turn as mt
 from domains.verify import verify
+from pipeline.errors import InputError
 
 from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 
@@ -80,3 +83,57 @@ def test_bad_source_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "multi_turn.yaml"
     bad.write_text("conversions: []\n", encoding="utf-8")
     assert_input_error(monkeypatch, mt, "SOURCE_FILE", bad, mt._seed, "multi_turn.yaml: top level must hold")
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)?", text)
+
+
+def test_same_final_message_pairs_differ_only_by_context():
+    """Every pair that claims the same final message (every proposal, not only the kept ones) has
+    the very same final message, different earlier turns, and answers that differ; where the answer
+    is a number, the number itself differs (recipes with one ratio used to give '100 g' twice)."""
+    props = mt._proposals()
+    claimed = [c for lab in props for c in props[lab]
+               if c.provenance.template_id in ("same_final_other_conversation", "context_fact_swap")]
+    assert {c.subcategory for c in claimed} >= {"arithmetic_followup", "unit_conversion", "entity_followup"}
+    for c in claimed:
+        assert "same final message" in c.rationale.lower()
+        assert c.query_a == c.query_b and c.context_a != c.context_b, (c.query_a, c.query_b)
+        assert c.expected_answer_a != c.expected_answer_b
+        if _numbers(c.expected_answer_a):
+            assert _numbers(c.expected_answer_a) != _numbers(c.expected_answer_b), c.expected_answer_a
+    recipes = [c for c in claimed if c.subcategory == "arithmetic_followup" and "g of" in c.expected_answer_a]
+    assert len({c.provenance.source_record for c in recipes}) >= 4
+
+
+def test_every_recipe_has_its_own_ratio_and_a_same_ingredient_peer():
+    recipes = [i for i in INSTANCES if i.name.startswith("recipe=")]
+    ratios = [float(i.name.split("/")[1]) / float(i.name.split("/")[2]) for i in recipes]
+    assert len(set(ratios)) == len(ratios) >= 8
+    ingredients = [i.name.split("=")[1].split("/")[0] for i in recipes]
+    assert all(ingredients.count(x) >= 2 for x in ingredients)
+
+
+def test_same_ratio_recipe_is_an_input_error(tmp_path, monkeypatch):
+    src = mt.SOURCE_FILE.read_text(encoding="utf-8")
+    bad = tmp_path / "multi_turn.yaml"
+    bad.write_text(src.replace("- [flour, 180, 3]", "- [flour, 150, 3]"), encoding="utf-8")
+    monkeypatch.setattr(mt, "SOURCE_FILE", bad)
+    for f in (mt._seed, mt.scenarios):
+        f.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"recipe_scalings.recipes\[1\]: 150 g for 3 servings has the same ratio"):
+            mt.scenarios()
+    finally:
+        for f in (mt._seed, mt.scenarios):
+            f.cache_clear()
+
+
+def test_answers_with_several_standard_forms_name_them_all():
+    australia = next(i for i in INSTANCES if i.name == "countries=Australia")
+    assert australia.answers["continent"][""] == "Oceania (also: Australia)"
+    night = next(i for i in INSTANCES if i.name == "greetings=good night")
+    assert night.answers["translate"]["Italian"] == "Buonanotte (also: Buona notte)"
+    # the earlier turns quote the reference form only
+    assert all("[" not in t["content"] for i in INSTANCES for ctx in i.contexts for t in ctx)

@@ -84,9 +84,14 @@ def test_every_operator_changes_the_expected_answer(seed, n):
     for name, op in sorted(ml.OPERATORS.items()):
         v = op.apply(seed, stable_rng("test", n))
         if v is None:
-            assert name == "direction_swap" and not seed.item.topic.startswith("day_")
+            if name == "language_swap":   # only when every translation shares an answer form
+                others = [it for it in ml.load_items() if it.key == seed.item.key and it.lang != seed.item.lang]
+                assert others and all(o.forms & seed.item.forms for o in others)
+            else:
+                assert not seed.item.topic.startswith("day_")
             continue
         assert v.text in v.item.phrasings and v.text != seed.text
+        assert not v.item.forms & seed.item.forms      # the answer really differs, in every form
         if name == "language_swap":
             assert v.item.key == seed.item.key and v.item.lang != seed.item.lang
         else:
@@ -116,11 +121,60 @@ def test_verifier_accepts_hits_and_rejects_each_miss_kind():
         miss = rep.kept[lab][0]
         assert verify(miss).passed and miss.binary_label == "MISS"
         assert verify(miss.with_(label="EQUIV")).reason == "answers_differ_for_hit"
-    # a translation with the very same answer word still misses: the language differs
+    # A translation whose answer is spelt differently misses; a HIT across languages never passes.
     idx = ml._index()
-    es, en = idx[("capital.spain", "es")], idx[("capital.spain", "en")]
-    c = ml._candidate("ADVERSARIAL", en, en.phrasings[0], es, es.phrasings[0], "adversarial_perturbation", "t", "t")
+    en, pt = idx[("capital.portugal", "en")], idx[("capital.portugal", "pt")]
+    c = ml._candidate("ADVERSARIAL", en, en.phrasings[0], pt, pt.phrasings[0], "adversarial_perturbation", "t", "t")
     assert verify(c).passed and not verify(c.with_(label="PARA_SAFE")).passed
+
+
+@pytest.mark.parametrize("key,la,lb", [("capital.spain", "pt", "en"), ("counting.year_months", "de", "en"),
+                                       ("counting.hour_minutes", "pt", "nl"), ("counting.week_days", "de", "nl"),
+                                       ("language.italy", "es", "it")])
+def test_translation_sharing_an_answer_form_is_not_a_miss(key, la, lb):
+    """The audited rows (Madrid pt->en, '12' de->en, '60' pt->nl, '7' de->nl): one cached answer
+    form serves both requests, so no MISS label verifies, and a HIT fails on the language."""
+    idx = ml._index()
+    a, b = idx[(key, la)], idx[(key, lb)]
+    assert a.forms & b.forms
+    c = ml._candidate("ADVERSARIAL", a, a.phrasings[0], b, b.phrasings[0], "adversarial_perturbation", "t", "t")
+    for lab in ("RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"):
+        out = verify(c.with_(label=lab))
+        assert not out.passed and out.reason == "answers_equal_for_miss" and out.evidence["shared_forms"]
+    assert verify(c.with_(label="PARA_SAFE")).reason == "answers_differ_for_hit"
+    # The operator never offers such a translation (Madrid and the counts: none at all).
+    sharing = {it.lang for it in ml.load_items() if it.key == key and it.forms & a.forms}
+    for n in range(20):
+        v = ml.OPERATORS["language_swap"].apply(ml.Seed(a, n % 2), stable_rng("t", n))
+        assert v is None or v.item.lang not in sharing
+    if key == "capital.spain" or key.startswith("counting."):
+        assert v is None
+
+
+def test_translated_exact_match_rules():
+    idx = ml._index()
+    de, de_lang, fr = idx[("capital.germany", "de")], idx[("language.germany", "de")], idx[("capital.germany", "fr")]
+    same_lang_shared = ml._candidate("EQUIV", de, de.phrasings[0], de, de.phrasings[1], "curated", "t", "t")
+    assert verify(same_lang_shared).passed                                  # HIT: shared form, same language
+    assert not verify(same_lang_shared.with_(label="RELATED_UNSAFE")).passed
+    cross_shared = ml._candidate("ADVERSARIAL", de, de.phrasings[0], fr, fr.phrasings[0], "curated", "t", "t")
+    assert de.forms & fr.forms and not verify(cross_shared).passed         # 'Berlin' in both: no MISS
+    assert not verify(cross_shared.with_(label="EQUIV")).passed            # nor a HIT: other language
+    disjoint = ml._candidate("RELATED_UNSAFE", de, de.phrasings[0], de_lang, de_lang.phrasings[0], "curated", "t", "t")
+    assert verify(disjoint).passed and not verify(disjoint.with_(label="PARA_SAFE")).passed
+    no_lang = disjoint.with_(verification_payload={"aliases_a": ["x"], "aliases_b": ["y"]})
+    assert verify(no_lang).reason == "payload_missing_lang"
+
+
+def test_no_miss_row_has_overlapping_answer_forms():
+    for profile in ("v1.1", "lifted40"):
+        _, rep = _kept(profile)
+        for lab in ("RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED"):
+            for c in rep.kept[lab]:
+                p = c.verification_payload
+                fa = {normalize_text(x) for x in [c.expected_answer_a, *p["aliases_a"]]}
+                fb = {normalize_text(x) for x in [c.expected_answer_b, *p["aliases_b"]]}
+                assert not fa & fb, (lab, c.query_a, c.query_b, sorted(fa & fb))
 
 
 def test_policy_forces_miss():

@@ -85,5 +85,60 @@ def test_deterministic():
 
 def test_bad_persona_is_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "personalized.yaml"
-    bad.write_text("personas: [[Ann, nurse]]\nsystem_prompts: []\ngreetings: []\ntasks: {}\nrelated_tasks: []\n", encoding="utf-8")
+    bad.write_text("personas: [[Ann, nurse]]\nsystem_prompts: []\ngreetings: []\ntasks: {}\n", encoding="utf-8")
     assert_input_error(monkeypatch, pz, "SOURCE_FILE", bad, pz._seed, r"personas\[0\]: expected")
+
+
+def _task_pair(c) -> tuple[str, str] | None:
+    """The two tasks of a same-user row built from two different tasks, else None."""
+    tasks = c.subcategory.removeprefix("same_user_").split("+")
+    return (tasks[0], tasks[1]) if c.subcategory.startswith("same_user_") and len(tasks) == 2 else None
+
+
+def test_related_vs_unrelated_follows_the_topic_rule():
+    """One rule for every pair of tasks: the same topic -> RELATED_UNSAFE, else UNRELATED. The audit
+    found gift+activity and out_of_office+bio labelled RELATED while activity+restaurant and
+    bio+activity were UNRELATED (cb-personalized-0064/0074/0080)."""
+    topic = {name: t["topic"] for name, t in pz._seed()["tasks"].items()}
+    labels: dict[frozenset, set[str]] = {}
+    for c in pz.candidates():
+        pair = _task_pair(c)
+        if pair is None:
+            continue
+        want = "RELATED_UNSAFE" if topic[pair[0]] == topic[pair[1]] else "UNRELATED"
+        assert c.label == want, (c.label, pair)
+        labels.setdefault(frozenset(pair), set()).add(c.label)
+    assert all(len(v) == 1 for v in labels.values())
+    assert {"RELATED_UNSAFE", "UNRELATED"} <= set().union(*labels.values())
+    # The flagged pairs are different tasks, never RELATED.
+    for a, b in (("gift", "activity"), ("out_of_office", "bio")):
+        assert not pz.related(a, b) and not pz.related(b, a)
+    assert pz.related("meal", "groceries") and pz.related("day_trip", "activity") and not pz.related("meal", "meal")
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Hi! Write a two-line bio for my LinkedIn profile.", ("two line",)),
+    ("I need a two-sentence bio for my conference badge.", ("two sentence",)),
+    ("Can you write me a brief bio for my team web page?", ()),
+    ("Any ideas for a lunch I can make in 20 minutes?", ("20 minutes",)),
+    ("What could I treat myself to for roughly 100 euros?", ("100 euros",)),
+])
+def test_explicit_constraints(text, want):
+    assert pz.explicit_constraints(text) == want
+
+
+def test_paraphrases_keep_the_same_explicit_constraints():
+    """cb-personalized-0033/0050/0053/0058 paired a two-sentence or two-line bio with a short one."""
+    rows = [c for c in pz.candidates() if c.label in ("EQUIV", "PARA_SAFE")]
+    assert rows
+    bad = [(c.query_a, c.query_b) for c in rows if pz.explicit_constraints(c.query_a) != pz.explicit_constraints(c.query_b)]
+    assert not bad, bad[:3]
+
+
+def test_phrasings_with_different_limits_are_one_line_input_error(tmp_path, monkeypatch):
+    text = pz.SOURCE_FILE.read_text(encoding="utf-8").replace('"Write a short bio for my {platform}."',
+                                                              '"Write a two-line bio for my {platform}."')
+    assert "two-line" in text
+    bad = tmp_path / "personalized.yaml"
+    bad.write_text(text, encoding="utf-8")
+    assert_input_error(monkeypatch, pz, "SOURCE_FILE", bad, pz._seed, r"tasks\.bio\.phrasings\[1\]: states \[\]")

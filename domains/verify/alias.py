@@ -2,8 +2,11 @@
 
 Payloads:
 - alias_exact_match: {"aliases_a": [...], "aliases_b": [...]} (each answer's accepted forms).
-- translated_exact_match: the same plus {"lang_a": "de", "lang_b": "fr"}; a HIT also needs the
-  same language, because a cached answer in the wrong language is a wrong answer.
+- translated_exact_match: the same plus {"lang_a": "de", "lang_b": "fr"}. A HIT needs a shared
+  answer form AND the same language (a cached answer in the wrong language is a wrong answer). A
+  MISS needs the two alias sets to share no normalised form, whatever the languages: when both
+  sides accept one form ('Madrid', '12'), a cached answer in that form is right for both
+  requests, so a language difference alone does not make the answers differ.
 - regex: {"pattern_a": "...", "pattern_b": "..."}: a HIT needs each answer to match the other's
   pattern; a MISS needs at least one side not to.
 """
@@ -47,9 +50,12 @@ def translated_exact_match(c: Candidate) -> Outcome:
     if "lang_a" not in p or "lang_b" not in p:
         return Outcome("deterministic", False, "payload_missing_lang", {})
     same_answer, ev = _alias_match(c)
-    same_lang = p["lang_a"] == p["lang_b"]
     ev = {**ev, "lang_a": p["lang_a"], "lang_b": p["lang_b"]}
-    return _decide(c, same_answer and same_lang, ev)
+    if c.label in HIT_LABELS:
+        return _decide(c, same_answer and p["lang_a"] == p["lang_b"], ev)
+    # A MISS is judged on the answers alone: a shared form (a number, a name spelt alike) is an
+    # answer that serves both sides, so the pair is not a MISS even across languages.
+    return _decide(c, same_answer, ev)
 
 
 @register("regex")
