@@ -4,8 +4,19 @@ Every request is an intent rendered from sources/curated/tool.yaml with slot val
 answer is the canonical call (tool name plus W5H2-normalised arguments: ISO dates, numbers with
 currency codes, canonical city names, ISO language and country codes) as canonical JSON. Two
 requests are the same for a cache exactly when their canonical calls are equal
-(verifier json_schema_call). Pairs touching a mutating tool are policy "mutation", pairs touching
-a time-sensitive tool are policy "time_sensitive": never a HIT, whatever the 5-class label.
+(verifier json_schema_call).
+
+Caching policy (one rule, held as data: each tool's `mutating` flag and, for reads, its `state`):
+- a call to a mutating tool (send, pay, book, create, set, lock) is policy "mutation";
+- a read of mutable state is policy "time_sensitive": state that changes on its own (balances,
+  device status, prices, weather, news) or that the user changes through a write of the same tool
+  set (the calendar, files, devices; the user's own contacts);
+- a read stays cacheable only when its result is fixed by construction: `state: fixed` (a pure
+  computation or a reference lookup) or `state: closed_range` whose range ends before the file's
+  fixed `as_of` day (list_transactions for a past month). This is decided per call, so a
+  closed_range read whose range reaches `as_of` is time_sensitive.
+A pair is "mutation" if either call mutates, else "time_sensitive" if either call reads mutable
+state; a policy pair is never a HIT, whatever its 5-class label.
 
 Generators: "curated" (hand-written pairs), "intent_bottom_up" (EQUIV, PARA_SAFE, RELATED_UNSAFE
 and UNRELATED rows rendered from intent-and-slot templates) and "adversarial_perturbation" (one
@@ -65,6 +76,7 @@ class Intent:
     related_vary: tuple[str, ...] = ()
     date_change_slots: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()  # slots no operator changes (e.g. the source language of a fixed text)
+    same_road_region: tuple[str, ...] = ()  # city slots that must stay in one road network (driving)
 
     def slot(self, name: str) -> Slot:
         return next(s for s in self.slots if s.name == name)
@@ -75,11 +87,15 @@ class ToolData:
     """The parsed curated file."""
 
     tools: Mapping[str, Mapping[str, Any]]          # name → tool entry (primary and alternative)
-    flags: Mapping[str, tuple[bool, bool]]          # name → (mutating, time_sensitive)
+    mutating: Mapping[str, bool]                    # name → the call changes the world
+    state: Mapping[str, str]                        # read name → fixed | mutable | closed_range
+    range_end: Mapping[str, str]                    # closed_range read → its range-end argument
+    as_of: str                                      # ISO day: a closed_range ending before it is fixed
     category_of: Mapping[str, str]
     categories: Mapping[str, tuple[str, ...]]
     alternative: Mapping[str, Mapping[str, Any]]    # primary tool → its alternative entry
     vocab: Mapping[str, Mapping[str, tuple[str, ...]]]
+    road_region: Mapping[str, str]                  # city → the road network it lies in
     money: Mapping[str, Mapping[str, str]]
     intents: Mapping[str, Intent]
     related: tuple[Mapping[str, Any], ...]
@@ -119,7 +135,63 @@ def _parse_intent(raw: Mapping[str, Any], vocab: Mapping[str, Any], tools: Mappi
         instances.append(inst)
     return Intent(raw["id"], raw["tool"], raw["subcategory"], tuple(slots), phrasings, tuple(instances),
                   swap=tuple(raw.get("swap", ())), related_vary=tuple(raw.get("related_vary", ())),
-                  date_change_slots=tuple(raw.get("date_change_slots", ())), keep=tuple(raw.get("keep", ())))
+                  date_change_slots=tuple(raw.get("date_change_slots", ())), keep=tuple(raw.get("keep", ())),
+                  same_road_region=tuple(raw.get("same_road_region", ())))
+
+
+def _road_regions(raw: Mapping[str, Any], cities: Iterable[str]) -> dict[str, str]:
+    """city → road region, every vocab city in exactly one region."""
+    region: dict[str, str] = {}
+    for name, members in sorted(dict(raw.get("road_regions") or {}).items()):
+        for c in members:
+            if c in region:
+                raise _fail(f"road_regions.{name}", f"{c!r} is also in {region[c]}", "List each city in one region")
+            region[c] = name
+    cities = sorted(cities)
+    unknown = sorted(set(region) - set(cities))
+    if unknown:
+        raise _fail("road_regions", f"unknown cities {', '.join(unknown)}", "Add them to vocab.city or remove them")
+    missing = [c for c in cities if c not in region]
+    if missing:
+        raise _fail("road_regions", f"cities without a region: {', '.join(missing)}", "Put every vocab.city in one region")
+    return region
+
+
+def same_road_region(intent: Intent, values: Mapping[str, Any]) -> bool:
+    """True when the intent's same_road_region slots (origin, destination) lie in one road network,
+    so a driving route between them exists."""
+    if not intent.same_road_region:
+        return True
+    region = load().road_region
+    return len({region[values[n]] for n in intent.same_road_region}) == 1
+
+
+STATES = ("fixed", "mutable", "closed_range")
+
+
+def _read_state(t: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(state, range_end) of one tool entry; a write has neither."""
+    rid = f"tools[{t['name']}]"
+    if not isinstance(t.get("mutating"), bool):
+        raise _fail(rid, "mutating must be true or false", "Set mutating")
+    if "time_sensitive" in t:
+        raise _fail(rid, "time_sensitive is no longer read", "Replace it by state (reads) or remove it (writes)")
+    state = t.get("state")
+    if t["mutating"]:
+        if state is not None or "range_end" in t:
+            raise _fail(rid, "a mutating tool carries a state", "Remove state: a write is policy mutation")
+        return None, None
+    if state not in STATES:
+        raise _fail(rid, f"state is {state!r}, expected one of {', '.join(STATES)}",
+                    "Set state: fixed (pure or reference), mutable (changing state) or closed_range")
+    end = t.get("range_end")
+    if state == "closed_range":
+        props = t["parameters"].get("properties", {})
+        if end not in t["parameters"].get("required", ()) or props.get(end, {}).get("format") != "date":
+            raise _fail(rid, f"range_end {end!r} is not a required date parameter", "Name the date that ends the range")
+    elif end is not None:
+        raise _fail(rid, "range_end without state closed_range", "Remove range_end or set state: closed_range")
+    return state, end
 
 
 @lru_cache(maxsize=1)
@@ -127,21 +199,36 @@ def load() -> ToolData:
     """Parse and check sources/curated/tool.yaml (cached: the file is read once per process)."""
     raw = read_curated(SOURCE_FILE, ("tools",))
     tools: dict[str, Mapping[str, Any]] = {}
-    flags: dict[str, tuple[bool, bool]] = {}
+    mutating: dict[str, bool] = {}
+    state: dict[str, str] = {}
+    range_end: dict[str, str] = {}
     for t in raw["tools"]:
         if t["name"] in tools:
             raise _fail(f"tools[{t['name']}]", "duplicate tool name", "Give every tool its own name")
-        if not isinstance(t.get("mutating"), bool) or not isinstance(t.get("time_sensitive"), bool):
-            raise _fail(f"tools[{t['name']}]", "mutating and time_sensitive must be true or false", "Set both flags")
+        st, end = _read_state(t)
         tools[t["name"]] = t
-        flags[t["name"]] = (t["mutating"], t["time_sensitive"])
+        mutating[t["name"]] = t["mutating"]
+        if st is not None:
+            state[t["name"]] = st
+        if end is not None:
+            range_end[t["name"]] = end
+    as_of = _iso(raw.get("as_of"))
+    try:
+        dt.date.fromisoformat(as_of)
+    except (TypeError, ValueError):
+        raise _fail("as_of", f"{as_of!r} is not an ISO date", "Set as_of: YYYY-MM-DD (the reference day)") from None
     alternative = {}
     for a in raw.get("alternatives", []):
         if a.get("replaces") not in tools:
             raise _fail(f"alternatives[{a.get('name')}]", "replaces an unknown tool", "Name a primary tool")
         alternative[a["replaces"]] = a
         tools[a["name"]] = a
-        flags[a["name"]] = flags[a["replaces"]]  # another vendor's tool does the same job
+        # Another vendor's tool does the same job: same policy, range end under its own name.
+        mutating[a["name"]] = mutating[a["replaces"]]
+        if a["replaces"] in state:
+            state[a["name"]] = state[a["replaces"]]
+        if a["replaces"] in range_end:
+            range_end[a["name"]] = a.get("arg_map", {}).get(range_end[a["replaces"]], range_end[a["replaces"]])
     categories = {k: tuple(v) for k, v in raw["categories"].items()}
     category_of = {}
     for cat, names in categories.items():
@@ -149,20 +236,29 @@ def load() -> ToolData:
             if n not in tools:
                 raise _fail(f"categories.{cat}", f"unknown tool {n!r}", "List only tools defined under tools")
             category_of[n] = cat
-    missing = sorted(n for n in flags if n not in category_of and n not in {a["name"] for a in alternative.values()})
+    missing = sorted(n for n in mutating if n not in category_of and n not in {a["name"] for a in alternative.values()})
     if missing:
         raise _fail("categories", f"tools without a category: {', '.join(missing)}", "Add them to a category")
     for alt in alternative.values():
         category_of[alt["name"]] = category_of[alt["replaces"]]
     vocab = {t: {k: tuple(v) for k, v in table.items()} for t, table in raw["vocab"].items()}
+    road_region = _road_regions(raw, vocab.get("city", {}))
     intents = {}
     for it in raw["intents"]:
         intent = _parse_intent(it, vocab, tools)
+        for n in intent.same_road_region:
+            if n not in {s.name for s in intent.slots if s.type == "city"}:
+                raise _fail(f"intents[{intent.id}]", f"same_road_region names {n!r}, not a city slot", "Name city slots")
+        for i, inst in enumerate(intent.instances):
+            if len({road_region[inst[n]] for n in intent.same_road_region}) > 1:
+                raise _fail(f"intents[{intent.id}].instances[{i}]",
+                            f"{', '.join(str(inst[n]) for n in intent.same_road_region)} are not joined by road",
+                            "Pick cities of one road_regions entry")
         intents[intent.id] = intent
     for r in raw.get("related", []):
         if r["a"] not in intents or r["b"] not in intents:
             raise _fail(f"related[{r['a']}->{r['b']}]", "unknown intent", "Name intents defined under intents")
-    return ToolData(tools, flags, category_of, categories, alternative, vocab, raw["money"], intents,
+    return ToolData(tools, mutating, state, range_end, as_of, category_of, categories, alternative, vocab, road_region, raw["money"], intents,
                     tuple(raw.get("related", [])), tuple(raw.get("pairs", [])))
 
 
@@ -187,20 +283,42 @@ def offered_tools(call_tools: Iterable[str]) -> tuple[dict[str, Any], ...]:
     return tuple(offered_schema(n) for n in names)
 
 
+def reads_mutable_state(name: str, args: Mapping[str, Any]) -> bool:
+    """True when a read's result can change between two identical calls: state mutable, or a
+    closed_range whose range end is not before as_of (an open or future range). A tool this
+    domain does not define (e.g. BFCL's) is not claimed."""
+    data = load()
+    st = data.state.get(name)
+    if st == "mutable":
+        return True
+    if st != "closed_range":
+        return False
+    try:
+        end = dt.date.fromisoformat(str(args[data.range_end[name]]))
+    except (KeyError, ValueError):
+        return True  # no readable end: not provably closed, so not cacheable
+    return end >= dt.date.fromisoformat(data.as_of)
+
+
+def call_policy(name: str, args: Mapping[str, Any]) -> str | None:
+    """The policy one canonical call forces: mutation (a write), time_sensitive (a read of
+    mutable state) or None (a read fixed by construction)."""
+    if load().mutating.get(name, False):
+        return "mutation"
+    return "time_sensitive" if reads_mutable_state(name, args) else None
+
+
 def policy(c: Candidate) -> str | None:
-    """mutation if either canonical call mutates, else time_sensitive if either is time-sensitive."""
-    flags = load().flags
-    called = []
+    """mutation if either canonical call mutates, else time_sensitive if either reads mutable state."""
+    held = set()
     for text in (c.expected_answer_a, c.expected_answer_b):
         try:
-            called.append(parse_call(text)[0])
+            held.add(call_policy(*parse_call(text)))
         except ValueError:
             continue
-    if any(flags.get(n, (False, False))[0] for n in called):
+    if "mutation" in held:
         return "mutation"
-    if any(flags.get(n, (False, False))[1] for n in called):
-        return "time_sensitive"
-    return None
+    return "time_sensitive" if "time_sensitive" in held else None
 
 
 # --------------------------------------------------------------------------- slot values
@@ -440,8 +558,13 @@ def _call_valid(seed: Seed) -> bool:
 
 
 def _pick_other(seed: Seed, slot: Slot, rng: random.Random) -> Any:
+    """Another vocab value for `slot`, not used by the seed; a city tied to others by
+    same_road_region stays in their road network (no drive from LA to Sydney)."""
     taken = set(str(v) for v in seed.value.values())
     options = [k for k in sorted(load().vocab[slot.type]) if k not in taken]
+    it = intent_of(seed)
+    if slot.name in it.same_road_region:
+        options = [k for k in options if same_road_region(it, {**seed.value, slot.name: k})]
     return rng.choice(options) if options else None
 
 
@@ -577,8 +700,9 @@ _GROUNDING = {
 _POLICY_NOTE = {
     "mutation": " The call changes the world (send, pay, book, delete, set), so it is never served from "
                 "a cache: policy mutation.",
-    "time_sensitive": " The answer depends on when it is asked (live prices, weather, news, state), so "
-                      "it is never served from a cache: policy time_sensitive.",
+    "time_sensitive": " The call reads state that changes (live prices, weather, news, or the user's own "
+                      "calendar, files, contacts, accounts or devices), so the answer depends on when it is "
+                      "asked and it is never served from a cache: policy time_sensitive.",
 }
 
 
@@ -616,7 +740,9 @@ def _from_seeds(label: str, method: str, a: Seed, b: Seed, *, rationale: str, te
 
 
 def _is_plain(intent: Intent) -> bool:
-    return load().flags[intent.tool] == (False, False)
+    """True when every instance's call is cacheable (no policy): a fixed read, or a closed past range."""
+    return all(call_policy(*parse_call(call_text(Seed(intent.id, tuple(sorted(inst.items())), 0, ())))) is None
+               for inst in intent.instances)
 
 
 def _random_seed(intent: Intent, values: Mapping[str, Any], rng: random.Random, avoid_phrasing: int | None) -> Seed:
@@ -681,7 +807,7 @@ def _hits(p: _Planner) -> None:
             pool = p.pool(intent, idx)
             a = pool.take(p.tracker)
             identical = False
-            if a is not None and data.flags[intent.tool][0]:
+            if a is not None and data.mutating[intent.tool]:
                 mutating_seen += 1
                 identical = mutating_seen % 2 == 1  # every other mutating intent: the very same request
             style = None if a is None or identical else _equiv_style(a, rng)
@@ -768,8 +894,11 @@ def _related(p: _Planner) -> None:
                 values[sb] = a.value[sa]
             if not _distinct_typed_values(ib, values):
                 continue
+            if not same_road_region(ib, values):
+                p.drops["RELATED_UNSAFE:no_road_route"] += 1
+                continue
             b = _random_seed(ib, values, rng, None)
-            write = data.flags[ib.tool][0] and not data.flags[ia.tool][0]
+            write = data.mutating[ib.tool] and not data.mutating[ia.tool]
             sub = "read_vs_write" if write else "another_question"
             why = (f"A read ({ia.tool}) and a write ({ib.tool}) of the same object." if write else
                    f"Another question ({ib.tool}) about the same {', '.join(sorted(r['share'].values()))}.")

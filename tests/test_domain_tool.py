@@ -40,7 +40,8 @@ def test_curated_file_has_25_tools_over_the_required_categories():
     assert len(primary) >= 25
     for cat in ("calendar", "travel", "messaging", "banking", "files", "weather", "search", "smart_home"):
         assert DATA.categories[cat], cat
-    assert all(isinstance(m, bool) and isinstance(t, bool) for m, t in DATA.flags.values())
+    assert all(isinstance(m, bool) for m in DATA.mutating.values())
+    assert sorted(DATA.state) == sorted(n for n, m in DATA.mutating.items() if not m)
 
 
 def test_every_intent_instance_gives_a_schema_valid_canonical_call():
@@ -101,6 +102,51 @@ def test_each_operator_changes_the_canonical_call(name, seed, salt):
         assert variant.phrasing == seed.phrasing and variant.forms == seed.forms
 
 
+_ROAD_INTENTS = sorted(i.id for i in DATA.intents.values() if i.same_road_region)
+
+
+def test_driving_directions_keep_origin_and_destination_on_one_road_network():
+    # cb-tool-0185 asked for a drive from LA to Sydney (location_change picked any city).
+    assert _ROAD_INTENTS == ["get_driving_directions"]
+    rows = [c for c in CANDS if "get_driving_directions" in c.expected_answer_a + c.expected_answer_b]
+    assert any(c.provenance.operator == "location_change" for c in rows)
+    for c in rows:
+        for text in (c.expected_answer_a, c.expected_answer_b):
+            name, args = parse_call(text)
+            if name == "get_driving_directions":
+                assert DATA.road_region[args["origin"]] == DATA.road_region[args["destination"]], (c.query_b, args)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(idx=st.integers(0, 5), salt=st.integers(0, 10_000))
+def test_location_change_on_a_route_never_leaves_the_road_network(idx, salt):
+    intent = DATA.intents["get_driving_directions"]
+    inst = intent.instances[idx % len(intent.instances)]
+    seed = tool.Seed(intent.id, tuple(sorted(inst.items())), 0, ())
+    res = tool.OPERATORS["location_change"].apply(seed, stable_rng("test", "road", salt))
+    assert res is not None
+    variant, params = res
+    assert params["to"] != params["from"] and tool.same_road_region(intent, variant.value)
+
+
+def test_cross_continent_route_in_the_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
+    text = tool.SOURCE_FILE.read_text(encoding="utf-8").replace(
+        "{origin: Los Angeles, destination: San Francisco}", "{origin: Los Angeles, destination: Sydney}")
+    bad = tmp_path / "tool.yaml"
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
+    tool.load.cache_clear()
+    try:
+        with pytest.raises(InputError) as err:
+            tool.load()
+    finally:
+        monkeypatch.undo()
+        tool.load.cache_clear()
+    msg = str(err.value)
+    assert msg.startswith("sources/curated/tool.yaml: intents[get_driving_directions].instances[1]: ")
+    assert "not joined by road" in msg and "\n" not in msg
+
+
 @pytest.mark.parametrize("name", sorted(tool.OPERATORS))
 def test_each_operator_applies_somewhere_and_made_rows(name):
     used = Counter(c.provenance.operator for c in CANDS if c.label == "ADVERSARIAL")
@@ -149,9 +195,9 @@ def test_tool_list_swap_differs_only_by_the_offered_tool():
 
 
 def test_verifier_rejects_schema_violations_and_non_canonical_text():
-    c = _first(lambda c: c.label == "EQUIV" and _plain(c) and '"date"' in c.expected_answer_a)
+    c = _first(lambda c: c.label == "EQUIV" and _plain(c) and '"end_date"' in c.expected_answer_a)
     name, args = parse_call(c.expected_answer_a)
-    bad_date = canonical_call(name, {**args, "date": "March 3, 2025"})
+    bad_date = canonical_call(name, {**args, "end_date": "March 3, 2024"})
     out = json_schema_call(c.with_(expected_answer_a=bad_date, expected_answer_b=bad_date))
     assert not out.passed and out.reason == "call_a_violates_schema"
     extra = canonical_call(name, {**args, "colour": "red"})
@@ -202,12 +248,104 @@ def test_local_ref_still_resolves():
 
 # ----------------------------------------------------------------------------- policy
 
+# The caching rule, written out independently of the YAML: every read the domain offers, by what
+# its result depends on. A new read tool must be classified here (test below).
+_READS_USER_STATE = {  # the user's own mutable state (changes on its own or by a write in the set)
+    "calendar_list_events", "outlook_get_agenda", "calendar_find_free_slot", "lookup_contact",
+    "crm_find_person", "search_files", "drive_find_files", "list_devices", "get_device_status",
+    "get_account_balance"}
+_READS_LIVE_WORLD = {"get_exchange_rate", "search_flights", "get_flight_status", "search_hotels",
+                     "get_weather_forecast", "get_current_weather", "web_search", "search_news",
+                     "get_stock_price"}
+_FIXED_BY_CONSTRUCTION = {  # pure computations and reference lookups
+    "convert_units", "unit_converter", "translate_text", "deepl_translate", "get_timezone",
+    "get_public_holidays", "holiday_api_lookup", "get_driving_directions", "define_word", "get_synonyms"}
+_CLOSED_RANGE = {"list_transactions": "end_date"}  # fixed only for a range that ended before as_of
+
+
+def _reads_mutable(name, args):
+    if name in _READS_USER_STATE or name in _READS_LIVE_WORLD:
+        return True
+    if name in _CLOSED_RANGE:
+        return args[_CLOSED_RANGE[name]] >= DATA.as_of  # ISO days compare as strings
+    assert name in _FIXED_BY_CONSTRUCTION, name
+    return False
+
+
+def test_every_read_tool_is_classified_by_the_rule():
+    reads = sorted(n for n, m in DATA.mutating.items() if not m)
+    expected = _READS_USER_STATE | _READS_LIVE_WORLD | _FIXED_BY_CONSTRUCTION | set(_CLOSED_RANGE)
+    assert sorted(expected) == reads
+    for n in reads:
+        want = ("mutable" if n in _READS_USER_STATE | _READS_LIVE_WORLD else
+                "closed_range" if n in _CLOSED_RANGE else "fixed")
+        assert DATA.state[n] == want, n
+
+
+def test_reads_of_mutable_state_are_never_cached_and_cacheable_reads_are_fixed():
+    # cb-tool audit: calendar_list_events, calendar_find_free_slot and list_devices read the
+    # user's mutable state (calendar_create_event, set_lights are offered with them) yet were HIT.
+    seen = Counter()
+    for c in CANDS:
+        calls = [parse_call(t) for t in (c.expected_answer_a, c.expected_answer_b)]
+        mut = any(DATA.mutating[n] for n, _ in calls)
+        live = any(not DATA.mutating[n] and _reads_mutable(n, a) for n, a in calls)
+        if live and not mut:
+            assert c.verification_method == "policy_no_cache", (c.query_a, c.expected_answer_a)
+            assert c.verification_payload["policy"] == "time_sensitive" and c.binary_label == "MISS"
+            seen["time_sensitive", c.label] += 1
+        if c.verification_method == "json_schema_call":
+            for n, a in calls:
+                assert not DATA.mutating[n] and not _reads_mutable(n, a), (c.query_a, n)
+                seen["cacheable", n] += 1
+    for tool_name in ("calendar_list_events", "calendar_find_free_slot", "list_devices", "search_files",
+                      "lookup_contact"):
+        assert not seen["cacheable", tool_name], tool_name
+    assert seen["cacheable", "list_transactions"] >= 5 and seen["time_sensitive", "EQUIV"] >= 5
+
+
+def test_an_open_or_future_range_is_time_sensitive():
+    past = {"account": "checking", "start_date": "2024-01-01", "end_date": "2024-01-31"}
+    assert tool.call_policy("list_transactions", past) is None
+    assert tool.call_policy("list_transactions", {**past, "end_date": DATA.as_of}) == "time_sensitive"
+    assert tool.call_policy("list_transactions", {**past, "end_date": "2025-06-30"}) == "time_sensitive"
+    c = _first(lambda c: _plain(c) and c.label == "PARA_SAFE" and "list_transactions" in c.expected_answer_a)
+    name, args = parse_call(c.expected_answer_a)
+    open_call = canonical_call(name, {**args, "end_date": "2025-02-28"})
+    assert tool.policy(c) is None
+    assert tool.policy(c.with_(expected_answer_a=open_call, expected_answer_b=open_call)) == "time_sensitive"
+    assert tool.call_policy("some_bfcl_function", {}) is None
+
+
+@pytest.mark.parametrize("old,new,problem", [
+    ("    state: fixed\n    description: Convert a quantity", "    description: Convert a quantity",
+     "tools[convert_units]: state is None"),
+    ("    range_end: end_date\n", "    range_end: account\n", "tools[list_transactions]: range_end 'account'"),
+    ("as_of: 2025-01-01\n", "as_of: soon\n", "as_of: 'soon' is not an ISO date"),
+])
+def test_bad_state_in_the_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch, old, new, problem):
+    text = tool.SOURCE_FILE.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    bad = tmp_path / "tool.yaml"
+    bad.write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
+    tool.load.cache_clear()
+    try:
+        with pytest.raises(InputError) as err:
+            tool.load()
+    finally:
+        monkeypatch.undo()
+        tool.load.cache_clear()
+    msg = str(err.value)
+    assert msg.startswith(f"sources/curated/tool.yaml: {problem}") and "\n" not in msg
+
+
 def test_mutating_and_time_sensitive_rows_are_binary_miss():
     seen = Counter()
     for c in CANDS:
-        names = [parse_call(t)[0] for t in (c.expected_answer_a, c.expected_answer_b)]
-        mut = any(DATA.flags[n][0] for n in names)
-        ts = any(DATA.flags[n][1] for n in names)
+        calls = [parse_call(t) for t in (c.expected_answer_a, c.expected_answer_b)]
+        mut = any(DATA.mutating[n] for n, _ in calls)
+        ts = any(tool.reads_mutable_state(n, a) for n, a in calls)
         if mut or ts:
             assert c.verification_method == "policy_no_cache" and c.binary_label == "MISS"
             want = "mutation" if mut else "time_sensitive"
