@@ -11,7 +11,9 @@ import pytest
 
 from domains import get_domain
 from domains.base import GenContext
-from domains.corpora import benchmarks, bfcl, intents, licences, xquad
+from domains.base import normalize_text
+from domains.corpora import benchmarks, bfcl, common, intents, licences, xquad
+from sources.base import IntentRecord, ToolRecord
 from domains.verify import verify
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -60,22 +62,136 @@ def test_every_fixture_row_verifies_and_is_documented(fixtures):
 
 
 def test_qqp_mapping(fixtures):
-    cands, _ = benchmarks.qa_open_build(ctx("qa_open", fixtures))
+    cands, drops = benchmarks.qa_open_build(ctx("qa_open", fixtures))
     labels = {(c.query_a, c.query_b): (c.label, c.provenance.original_label) for c in cands}
-    assert labels[("Is coffee bad for your heart?", "Does drinking coffee harm the heart?")] == ("PARA_SAFE", 1)
-    assert labels[("What is the capital of Peru?", "What is the population of Peru?")] == ("ADVERSARIAL", 0)
+    # is_duplicate=1 but other words ("bad" vs "harm"): not a provable paraphrase, left out
+    assert ("Is coffee bad for your heart?", "Does drinking coffee harm the heart?") not in labels
+    # is_duplicate=0, "capital" vs "population": another attribute, no answer-determining token
+    assert ("What is the capital of Peru?", "What is the population of Peru?") not in labels
+    assert labels[("How do I bake sourdough bread?", "How long does bread dough need to rise?")] == ("RELATED_UNSAFE", 0)
+    assert drops["near_miss_without_answer_determining_difference"] >= 1
     for c in cands:
         assert c.verification_method == "rubric" and c.verification_payload["benchmark_label"] == c.provenance.original_label
         assert (c.label in ("PARA_SAFE", "EQUIV")) == (c.provenance.original_label == 1)
 
 
 def test_decide_rules():
-    assert benchmarks.decide("qqp", 1, "How do I learn Python?", "What is the best way to learn Python?") == ("PARA_SAFE", "")
-    assert benchmarks.decide("qqp", 0, "How do I learn Python?", "How do I learn Java?")[0] == "ADVERSARIAL"
-    assert benchmarks.decide("qqp", 0, "How do I learn Python?", "Why is the sky blue at noon?")[0] == "RELATED_UNSAFE"
+    assert benchmarks.decide("qqp", 1, "How do I learn Python?", "How can I learn Python?") == ("PARA_SAFE", "")
+    assert benchmarks.decide("qqp", 1, "How do I learn Python?", "What is the best way to learn Python?")[0] is None
+    assert benchmarks.decide("qqp", 0, "How do I learn Python?", "How do I learn Java?") == ("ADVERSARIAL", "language_swap")
+    assert benchmarks.decide("qqp", 0, "How do I learn Python programming?", "Why is Python slow at runtime?")[0] == "RELATED_UNSAFE"
+    # no content word shared: another topic, not "related" (audit cb-qa_open-0124)
+    assert benchmarks.decide("qqp", 0, "Which fast food chains hire 15 year olds?",
+                             "Have you ever told people you no longer want to be friends?") == (None, "non_paraphrase_shares_no_content_word")
     assert benchmarks.decide("paws", 0, "Cats chase dogs in parks.", "Why is the sky blue at noon?") == (None, "label0_low_overlap_undecided")
-    assert benchmarks.decide("mrpc", 0, "Tom sold the farm to Mara.", "Mara sold the farm to Tom.")[0] == "ADVERSARIAL"
+    assert benchmarks.decide("mrpc", 0, "Tom sold the farm to Mara.", "Mara sold the farm to Tom.") == ("ADVERSARIAL", "role_swap")
     assert benchmarks.decide("qqp", 1, "how do i learn python", "How do I learn Python?")[0] == "EQUIV"
+
+
+# PARA_SAFE rows of a real-corpora build that the audit found wrong or doubtful (upstream said "same").
+AUDITED_NOT_PARAPHRASES = [
+    ("qqp", "Can India win 30 gold medals in forthcoming Olympics?", "Can India win 10 gold medals in 2020?"),
+    ("qqp", "How do I post a question in Quora?", "How do I write a post Quora?"),
+    ("qqp", "What is the biggest obstacle you have had to overcome in order to reach your goal?",
+     "What are some of the biggest hurdles that you had to overcome in order to become a writer?"),
+    ("qqp", "Who would win in a war between Russia and the US?", "Who would win in a nuclear war between US and Russia?"),
+    ("qqp", "Can we definitively state that there is a higher education bubble, and if so, should we expect it to burst?",
+     "If higher education is a bubble, when will it burst?"),
+    ("qqp", "What's your favourite colour?", "What is your favourite colour and why?"),
+    ("qqp", "How can I improve my English pronunciation?",
+     "How can I improve my fluency in English to face a more confortable job interview?"),
+    ("qqp", "How can I come out of my comfort zone?", "What does one's own comfort zone mean? How do I come out of it?"),
+    ("qqp", "Can I work on Facebook from my home?", "How can I work for Facebook from home?"),
+    ("qqp", "Is Hillary Clinton going to go to jail?", "Why is Hillary Clinton not in jail after all the allegations of crimes?"),
+    ("qqp", "How could I improve my English pronunciation?", "How can I improve fluency in English?"),
+    ("qqp", "Did matter exist before the big bang?", "Did the void exist before the Big Bang?"),
+    ("qqp", "How do I use a small hay grinder?", "What is a small hay grinder used for?"),
+    ("mrpc", "Median household income declined 1.1 percent between 2001 and 2002 to $42,409.",
+     "The median household earned income fell $500 over the same period to $42,400."),
+    ("mrpc", '"We have found the smoking gun," board member Scott Hubbard said.',
+     '"We have found the smoking gun," said Hubbard, director of NASA\'s Ames Research Center in California.'),
+    ("mrpc", '"Just as before, it will be up to the council to decide the direction and the timing of the process."',
+     "Just as before, it will be up to the Council to decide the direction and process."),
+    ("mrpc", '"This will put a severe crimp in our reserves," O\'Keefe said Friday during a roundtable discussion with '
+             "reporters at NASA headquarters.",
+     '"This is going to put a severe crimp in our reserves," O\'Keefe said during a breakfast with reporters.'),
+    ("mrpc", "He was charged with attempting to provide material support and resources to terrorists, and dealing arms "
+             "without a licence.",
+     "Lakhani, 68, is charged with attempting to provide material support and resources to terrorists and acting as "
+     "an arms broker without a license."),
+    ("paws", "When Seema and Man Mohini Vijay find themselves dancing with the same necklace and when Seema has been "
+             "arrested , Rajesh comes and confesses the guilty .",
+     "When Seema and Man Mohini finds Vijay dancing with the same necklace and when Seema has been arrested , Rajesh "
+     "comes and confesses the guilty ."),
+    ("paws", "Another member of the group was Sir George Throckmorton , whose sister married Thomas Giffard .",
+     "Another member of the group was Sir George Throckmorton , whose sister Thomas Giffard was married ."),
+    ("banking77", "Top up on my Google Pay isn't working.", "where do I top up my google pay?"),
+    ("banking77", "Can I automatically top-up when traveling?", "How can I Use thereto-top option?"),
+    ("banking77", "I would like to make sure it is delivered on a certain date.", "How quickly can you get me my card?"),
+    ("banking77", "What's the closest place to withdraw money?", "How do I withdraw money?"),
+    ("banking77", "Is it possible for me to change my PIN number?", "Can I change my PIN on my phone?"),
+    ("massive", "healthy foods", "can you suggest me a healthy foods for dinner"),
+    ("massive", "what is good way to cook eggs", "how do you make sunny side up eggs"),
+    ("massive", "switch to eastern time zone", "if i was in the eastern time zone what time would it be"),
+    ("massive", "train times", "can i find the cheapest train ticket for this destination"),
+    ("massive", "how to barbecue a steak well", "give me the recipe of steak"),
+    ("massive", "what i can do with laptop", "what is laptop"),
+    ("bfcl", "Help find a housekeeper who provides ironing services.",
+     "ฉันต้องการรหัสบริการสำหรับบริการรีดผ้า, คุณช่วยหามาให้ฉันได้ไหม?"),
+    ("bfcl", "Can you find me a Family Counselor in Los Gatos?",
+     "I'm in Los Gatos, CA, and I'm looking for a family counselor. Find one for me, preferably one who accepts insurance?"),
+    ("bfcl", "Find a music event in Portland that's happening sometime?",
+     "I'm interested in attending a music event in Portland, OR. Can you locate any concerts happening there this weekend?"),
+]
+
+
+FIELD_CORPORA = ("qqp", "mrpc", "paws")   # corpora whose label-1 pairs go through benchmarks.decide
+
+
+@pytest.mark.parametrize("corpus,a,b", AUDITED_NOT_PARAPHRASES)
+def test_paraphrase_guard_rejects_audited_pairs(corpus, a, b):
+    keep_order = corpus in ("paws", "paws_x")
+    assert common.paraphrase_guard(a, b, keep_order=keep_order) is not None
+    if corpus in FIELD_CORPORA:
+        assert benchmarks.decide(corpus, 1, a, b)[0] is None
+
+
+
+def test_paraphrase_guard_accepts_surface_rewordings():
+    for a, b in [("How do I quit smoking?", "How can I quit smoking?"),
+                 ("Do I lose page rank if adding many internal links to a page?",
+                  "Do I lose page ranke if adding many internal links to a page?"),
+                 ("Are you against the two party political system?", "Are you against the 2 party political system?"),
+                 ("What is gravity's effect on time?", "What is the effect of gravity on time?"),
+                 ("Why have I been charged twice for the same transaction?", "Why was I charged twice for the same transaction?")]:
+        assert common.paraphrase_guard(a, b) is None, (a, b)
+
+
+def test_qqp_label_noise_is_not_adversarial():
+    # QQP is_duplicate=0 with high overlap but no answer-determining change (audit cb-qa_open-0204/0206/0208)
+    for a, b in [("Which universities for MS in CS should I apply to?", "Which universities should I apply for MS in CS?"),
+                 ("What is the best life insurance policy for my requirement?", "What is the best life insurance policy for me?"),
+                 ("Have you ever seen anyone naked unintentionally?", "Have you ever seen anyone anywhere naked accidentally?"),
+                 ("Who would win in a war between Russia and US?", "Who would win in a war between US and Russia?"),
+                 ("alongside the US military in Iraq", "alongside the U.S. military in Iraq")]:
+        assert common.miss_difference(a, b) is None, (a, b)
+        assert benchmarks.decide("qqp", 0, a, b)[0] is None
+    assert common.miss_difference("Can India win 30 gold medals?", "Can India win 10 gold medals?") == "number_change"
+    assert common.miss_difference("Das Set bestand aus einem grünen Trikot mit blauem Kragen.",
+                                  "Das Trikot bestand aus einem grünen Oberteil mit blauem Kragen.", german=True) is None
+    assert common.miss_difference("2009 zog er nach Philadelphia und lebt heute in New York City.",
+                                  "2009 zog er nach New York City und lebt heute in Philadelphia.", german=True) == "role_swap"
+
+
+def test_ambignq_disambiguation_rules():
+    # several variants joined by "|" (cb-qa_factual-0107), list questions (0108), list-like answers
+    assert benchmarks._disambiguation_problem("When was the 16th amendment ratified?|When was the 16th amendment "
+                                              "ratified in the US?", ("1913",)) == "disambiguation_joins_variants"
+    assert benchmarks._disambiguation_problem("What are the towns surrounding Las Vegas?",
+                                              ("Paradise", "Enterprise")) == "disambiguation_asks_for_a_list"
+    assert benchmarks._disambiguation_problem("Who has the most rbis in a single game?",
+                                              ("Jim Bottomley", "Mark Whiten")) == "disambiguation_answers_not_aliases"
+    assert benchmarks._disambiguation_problem("Where were the 2006 Winter Olympics held?", ("Turin", "Turin, Italy")) is None
 
 
 def test_paws_mrpc_and_paws_x_mapping(fixtures):
@@ -115,9 +231,60 @@ def test_slot_values_and_massive_cross_language(fixtures):
     assert not intents.clearly_different("seven am", "7 am")
     assert not intents.clearly_different("paris", "paris france")
     assert intents.clearly_different("seven am", "eight am")
-    ml, _ = intents.multilingual_build(ctx("multilingual", fixtures))
+    ml, drops = intents.multilingual_build(ctx("multilingual", fixtures))
+    assert drops["translation_without_localised_value"] > 0
     cross = [c for c in ml if c.verification_payload.get("lang_a", c.verification_payload.get("underlying_payload", {}).get("lang_a")) == "en"]
-    assert cross and all(c.label == "ADVERSARIAL" for c in cross)
+    for c in cross:   # a cross-language MISS row must name a changed value, never an identical frame
+        assert c.label == "ADVERSARIAL" and c.expected_answer_a != c.expected_answer_b and "localised" in c.rationale
+
+
+def _massive(rid, locale, text, intent, slots=()):
+    return IntentRecord("massive", "train", rid, f"{locale}.jsonl", "CC-BY-4.0", text=text, intent=intent,
+                        slots=tuple(slots), locale=locale, parallel_id=rid.split("-")[0], scenario=intent.split("_")[0])
+
+
+class FakeDatasets:
+    """A datasets dir holding given records (weak-referenceable, as common.records needs)."""
+
+    def __init__(self, **corpora):
+        self.corpora = corpora
+
+    def load(self, corpus):
+        return iter(self.corpora.get(corpus, []))
+
+
+def test_massive_cross_language_only_localised_names():
+    recs = [_massive("1-en", "en-US", "turn the volume up", "audio_volume_up"),
+            _massive("1-de", "de-DE", "mach lauter", "audio_volume_up"),
+            _massive("2-en", "en-US", "what time is it in new york", "datetime_query", [("place_name", "new york")]),
+            _massive("2-de", "de-DE", "wie spät ist es in berlin", "datetime_query", [("place_name", "berlin")]),
+            _massive("3-en", "en-US", "turn on the kitchen lights", "iot_hue_lighton", [("house_place", "kitchen")]),
+            _massive("3-de", "de-DE", "mach das licht in der küche an", "iot_hue_lighton", [("house_place", "küche")]),
+            _massive("4-en", "en-US", "any news from america", "news_query", [("place_name", "america")]),
+            _massive("4-de", "de-DE", "nachrichten aus amerika", "news_query", [("place_name", "amerika")]),
+            _massive("4-sw", "sw-KE", "habari kutoka marekani", "news_query", [("place_name", "marekani")])]
+    cands, drops = intents.multilingual_build(ctx("multilingual", FakeDatasets(massive=recs)))
+    cross = {(c.query_a, c.query_b): c for c in cands if c.label == "ADVERSARIAL"}
+    assert set(cross) == {("what time is it in new york", "wie spät ist es in berlin")}
+    assert "'new york' to 'berlin'" in cross[("what time is it in new york", "wie spät ist es in berlin")].rationale
+    assert drops["translation_without_localised_value"] == 4   # volume, kitchen, america in de and in sw
+
+
+def test_banking77_agent_replies_and_cut_off_records_are_not_used():
+    assert not common.request_form("Transfers may show up as pending for up to one day before they complete.")
+    assert common.request_form("Top up on my Google Pay isn't working.") and common.request_form("How do I top up?")
+    assert common.unfinished("I want to watch something with Bruce Willis in it. Can you")
+    assert not common.unfinished("I didn't get all the cash I asked for")
+    recs = [IntentRecord("banking77", "train", str(i), "train.csv", "CC-BY-4.0", text=t, intent=intent)
+            for i, (t, intent) in enumerate([
+                ("How do I top up my card?", "top_up"), ("How can I top up my card?", "top_up"),
+                ("Transfers may show up as pending for up to one day.", "top_up"),
+                ("Top up on my Google Pay isn't working.", "top_up"), ("I want to top up with my", "top_up")])]
+    d = Counter()
+    pools = intents._pools(ctx("conversational", None), recs, d)
+    assert d["utterance_not_a_request"] == 1 and d["utterance_unfinished"] == 1
+    assert [(c.query_a, c.query_b) for c in pools["PARA_SAFE"]] in ([("How do I top up my card?", "How can I top up my card?")],
+                                                                   [("How can I top up my card?", "How do I top up my card?")])
 
 
 def test_bfcl_schema_mapping_and_calls(fixtures):
@@ -139,6 +306,35 @@ def test_bfcl_schema_mapping_and_calls(fixtures):
         assert not verify(c.with_(label="PARA_SAFE" if c.label != "PARA_SAFE" else "UNRELATED")).passed
 
 
+def test_bfcl_formatting_variants_are_not_different_arguments():
+    for x, y in [("08-16-2022", "2022-08-16"), ("PlayStation", "Playstation"), ("Paris, FR", "Paris, France"),
+                 ("Yellowstone", "Yellowstone National Park")]:
+        assert bfcl.value_tokens(x) & bfcl.value_tokens(y), (x, y)
+    assert not bfcl.value_tokens("Paris, France") & bfcl.value_tokens("New York, NY")
+    assert not bfcl.value_tokens(5) & bfcl.value_tokens(10)
+
+
+def _bfcl(rid, text, city):
+    fn = {"name": "find_attractions", "description": "Attractions in a city.",
+          "parameters": {"type": "dict", "properties": {"location": {"type": "string"}}, "required": ["location"]}}
+    return ToolRecord("bfcl", "live_simple", rid, "BFCL_v4_live_simple.json", "Apache-2.0", text=text,
+                      question=(({"role": "user", "content": text},),), functions=(fn,),
+                      ground_truth=[{"find_attractions": {"location": [city]}}])
+
+
+def test_bfcl_same_function_pairs_need_a_real_argument_change():
+    recs = [_bfcl("1", "Browse attractions in Paris that are free to enter.", "Paris, FR"),
+            _bfcl("2", "Search for attractions in Paris that are free to enter.", "Paris, France"),
+            _bfcl("3", "Check the forecast for Lisbon on 08-16-2022.", "Lisbon"),
+            _bfcl("4", "Check the forecast for Lisbon on 08-16-2022.", "Lisbon, Portugal")]
+    cands, drops = bfcl.tool_build(ctx("tool", FakeDatasets(bfcl=recs)))
+    pairs = {frozenset(c.provenance.source_record.replace("live_simple/", "").split("|")) for c in cands}
+    assert frozenset({"1", "2"}) not in pairs and frozenset({"3", "4"}) not in pairs   # one place, two spellings
+    assert drops["changed_argument_formatting_variant"] == 1 and drops["identical_question_different_ground_truth"] == 1
+    for c in cands:
+        assert normalize_text(c.query_a) != normalize_text(c.query_b)
+
+
 def test_xquad_cross_language(fixtures):
     cands, _ = xquad.xquad_build(ctx("multilingual", fixtures))
     adv = [c for c in cands if c.label == "ADVERSARIAL"]
@@ -147,6 +343,11 @@ def test_xquad_cross_language(fixtures):
         p = c.verification_payload
         assert p["lang_a"] == "en" and p["lang_b"] != "en" and c.source == "xquad"
         assert not verify(c.with_(label="PARA_SAFE")).passed
+    for c in cands:   # each question comes with its passage ("the university" needs it)
+        for side, q in ((c.context_a, c.query_a), (c.context_b, c.query_b)):
+            assert side and side[0]["role"] == "user" and len(side[0]["content"]) > len(q)
+            assert any(a.casefold() in side[0]["content"].casefold() for a in
+                       (c.verification_payload.get("aliases_a", []) if side is c.context_a else c.verification_payload.get("aliases_b", [])))
 
 
 def test_caps_follow_need(fixtures):
@@ -192,7 +393,8 @@ def test_commercial_only_in_generation_asset():
     def run(flag):
         extra = {"llm_mode": "none"} if "llm_mode" in BuildSettings.model_fields else {}
         settings = BuildSettings(profile="v1.1", datasets_dir=str(FIXTURES), commercial_only=flag, **extra)
-        out = candidate_rows(build_asset_context(partition_key="qa_open"), settings)
+        out = candidate_rows(build_asset_context(partition_key="qa_open"), settings,
+                             mined_pairs={"candidates": [], "drops": {}})
         return out.value
 
     plain, only = run(False), run(True)

@@ -15,6 +15,20 @@ Mappings (the benchmark's label is kept in provenance.original_label):
 - AmbigNQ (-> qa_factual): a question whose readings have different answers gives RELATED_UNSAFE
   pairs between two of its disambiguated questions whose answer sets share no form.
 
+Guards (domains.corpora.common), because an annotation of "same" or "different" is not answer
+(in)equivalence: about half the PARA_SAFE rows taken on the label alone were wrong (other
+numbers, an added constraint), and some QQP negatives are plain rewordings (label noise).
+- PARA_SAFE only when `paraphrase_guard` passes: same numbers, same named entities, no constraint
+  word on one side only, the same content words up to spelling (PAWS and PAWS-X: also in the same
+  order, as their pairs come from word swaps); otherwise the pair is dropped.
+- ADVERSARIAL only when `miss_difference` names an answer-determining difference (a number, a
+  named entity, a language, a direction word, two names trading places); otherwise dropped.
+- RELATED_UNSAFE only when the two texts share a content word ("same topic"); otherwise dropped.
+- AmbigNQ: a disambiguated question that joins several variants with "|" (sometimes different
+  questions: "... American football?|... Association football?") is not used, nor one that asks
+  for a list or whose answers are not aliases of one answer (a list of towns given as
+  alternatives would be cut to one of them).
+
 Verification: AmbigNQ has answers, so alias_exact_match. The paraphrase benchmarks have no
 answers; their label's evidence is the benchmark's human annotation. No new verifier is allowed,
 so they use `rubric`, with criteria that state the annotation honestly: a HIT pair gets one
@@ -27,11 +41,13 @@ near-miss, not an operator output (BENCHMARK.md reserves operators for the embed
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Iterable
 
 from domains.base import Candidate, GenContext, normalize_text
-from domains.corpora.common import generator, make, overlap, pick, records
+from domains.corpora.common import (content_stems, generator, make, miss_difference, overlap, paraphrase_guard, pick,
+                                    records, words)
 
 HIGH = 0.6   # word-set Jaccard at or above which a non-paraphrase counts as a near-miss
 LOW = 0.5    # below this a non-paraphrase counts as merely related
@@ -54,17 +70,23 @@ GROUNDING = {
 
 
 def decide(corpus: str, label01: int, text_a: str, text_b: str) -> tuple[str | None, str]:
-    """(5-class label or None, drop reason) for one annotated pair under the mapping above."""
+    """(5-class label, "" or for ADVERSARIAL the answer-determining difference) for one annotated
+    pair under the mapping and guards above, or (None, drop reason)."""
     if normalize_text(text_a) == normalize_text(text_b):
         return ("EQUIV", "") if label01 == 1 else (None, "identical_text_annotated_different")
+    german = corpus == "paws_x"
     if label01 == 1:
-        return "PARA_SAFE", ""
+        why = paraphrase_guard(text_a, text_b, german=german, keep_order=corpus in ("paws", "paws_x"))
+        return ("PARA_SAFE", "") if why is None else (None, f"paraphrase_guard:{why}")
     ov = overlap(text_a, text_b)
     if ov >= HIGH:
-        return "ADVERSARIAL", ""
+        kind = miss_difference(text_a, text_b, german=german)
+        return ("ADVERSARIAL", kind) if kind else (None, "near_miss_without_answer_determining_difference")
     if corpus in ("paws", "paws_x"):
         return None, "label0_low_overlap_undecided"
     if ov < LOW:
+        if not content_stems(text_a) & content_stems(text_b):
+            return None, "non_paraphrase_shares_no_content_word"   # another topic, not RELATED
         return "RELATED_UNSAFE", ""
     return None, "overlap_between_bands"
 
@@ -92,16 +114,19 @@ def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | Non
         if label is None:
             drops[why] += 1
             continue
+        kind = f"; the texts differ in an answer-determining way ({why.replace('_', ' ')})" if why else ""
         crit_a, crit_b = _rubric(corpus, label, r.label, a, b)
         hit = label in ("EQUIV", "PARA_SAFE")
         payload = {"criteria_a": crit_a, "criteria_b": crit_b, "benchmark": corpus,
                    "benchmark_label": r.label, "word_overlap": round(overlap(a, b), 3)}
+        if why:
+            payload["difference"] = why
         sub = f"{corpus}_{'paraphrase' if hit else 'non_paraphrase'}"
         pools.setdefault(label, []).append(make(
             ctx, method="existing_benchmark", label=label, subcategory=sub, query_a=a, query_b=b,
             answer_a=f"An answer to: {a}", answer_b=f"An answer to: {a if hit else b}",
             rationale=f"{corpus} annotators labelled this pair {FIELD[corpus]}={r.label}; mapped to {label} "
-                      f"(word overlap {payload['word_overlap']}).",
+                      f"(word overlap {payload['word_overlap']}){kind}.",
             verification_method="rubric", payload=payload, source=corpus, licence=r.licence,
             grounding=GROUNDING[label], source_file=r.source_file, source_record=f"{r.split}/{r.record_id}",
             original_label=r.label, template_id=f"{corpus}:{label}", generator=corpus))
@@ -139,6 +164,38 @@ def paws_x_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Ca
     return pick(ctx, "paws_x", _pair_pool(ctx, "paws_x", drops, "de"), FRACTIONS["multilingual"], drops, used), drops
 
 
+_LIST_QUESTION = re.compile(r"^(what|which|who)\s+(are|were)\b|\b(list|name all|name the|all the|members|"
+                            r"towns|cities|countries|states|players|songs|episodes|books|films|movies|albums|"
+                            r"teams|winners|characters|cast|names|ones)\b", re.IGNORECASE)
+
+
+def _disambiguation_problem(question: str, answers: tuple[str, ...]) -> str | None:
+    """Why an AmbigNQ disambiguated question cannot be a row side, or None.
+
+    - several variants joined by "|": the variants can be different questions (American vs
+      Association football), so no single one of them owns the answer set;
+    - a list question ("what are the towns surrounding ..."): the annotation lists the items as
+      separate answers, and alias matching would take one item for the whole answer;
+    - answers that are not aliases of one answer (no content word shared with the first, and not
+      containing it: "Jim Bottomley" and "Mark Whiten"): the same list problem without a plural cue.
+    """
+    if not answers or not question.strip():
+        return "disambiguation_without_answer"
+    if "|" in question:
+        return "disambiguation_joins_variants"
+    ws = words(question)
+    if len(ws) >= 8 and " ".join(ws[:4]) in " ".join(ws[4:]):
+        return "disambiguation_garbled_repeat"     # "How many cars fit on the How many cars fit on the ..."
+    if _LIST_QUESTION.search(question):
+        return "disambiguation_asks_for_a_list"
+    first = set(words(answers[0]))
+    for other in answers[1:]:
+        ow = set(words(other))
+        if not (first & ow) and not (normalize_text(answers[0]) in normalize_text(other)):
+            return "disambiguation_answers_not_aliases"
+    return None
+
+
 def ambignq_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
     """AmbigNQ: RELATED_UNSAFE pairs between two disambiguations of one ambiguous question whose
     answer sets share no normalised form (qa_factual, alias_exact_match)."""
@@ -150,7 +207,13 @@ def ambignq_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
         if not r.ambiguous:
             drops["not_ambiguous"] += 1
             continue
-        pairs = [(q, ans) for q, ans in r.qa_pairs if ans and q.strip()]
+        pairs = []
+        for q, ans in r.qa_pairs:
+            why = _disambiguation_problem(q, ans)
+            if why:
+                drops[why] += 1
+            else:
+                pairs.append((q.strip(), ans))
         found = None
         for i in range(len(pairs)):          # first pair in annotation order with disjoint answers
             for j in range(i + 1, len(pairs)):

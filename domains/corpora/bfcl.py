@@ -8,12 +8,19 @@ same way.
 
 Mapping:
 - two questions with the same canonical call -> PARA_SAFE (EQUIV if their texts differ only in
-  case, spacing or punctuation); never for a function that looks state-changing or live (the tool
-  domain's policy cannot claim `mutation` or `time_sensitive` for BFCL's function names, so such
-  HITs are left out rather than served);
+  case, spacing or punctuation), and only when their texts pass common.paraphrase_guard: BFCL's
+  ground truth leaves out what the function cannot express ("this weekend", "preferably one who
+  accepts insurance"), and a question in Thai or a pasted reply has the same call as an English
+  request; never for a function that looks state-changing or live (the tool domain's policy
+  cannot claim `mutation` or `time_sensitive` for BFCL's function names, so such HITs are left
+  out rather than served);
 - same function, exactly one argument changed and word overlap >= 0.5 -> ADVERSARIAL; same
-  function, word overlap < 0.3 -> RELATED_UNSAFE; otherwise left out;
+  function, word overlap < 0.3 -> RELATED_UNSAFE; otherwise left out. Left out as well: identical
+  questions (after normalisation) with different ground truths, and argument values that are one
+  value formatted two ways (their word tokens overlap: "08-16-2022" / "2022-08-16", "PlayStation"
+  / "Playstation", "Paris, FR" / "Paris, France", "Yellowstone" / "Yellowstone National Park");
 - different functions and word overlap < 0.2 -> UNRELATED.
+Questions cut off mid-sentence ("... Bruce Willis in it. Can you") are not used.
 
 Verification: json_schema_call against each side's offered functions, converted from BFCL's
 dialect to JSON Schema: `dict` -> `object`, `float` -> `number`, `tuple` -> `array`, `any` -> no
@@ -22,11 +29,12 @@ type; a function with another non-standard type is left out (counted).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from typing import Any, Mapping
 
 from domains.base import Candidate, GenContext, canonical_json, normalize_text
-from domains.corpora.common import generator, make, overlap, pick, records
+from domains.corpora.common import generator, make, overlap, paraphrase_guard, pick, records, unfinished
 from domains.verify.tool_call import canonical_call
 
 CATEGORIES = ("simple_python", "multiple", "live_simple", "live_multiple")
@@ -114,6 +122,13 @@ def ground_call(gt: Any, required: frozenset[str] = frozenset()) -> tuple[str, d
     return name, args, accepted
 
 
+def value_tokens(value: Any) -> frozenset[str]:
+    """An argument value's word tokens (casefolded, split on non-alphanumerics; dict keys
+    included): two values sharing one may be one value formatted two ways."""
+    text = value if isinstance(value, str) else canonical_json(value)
+    return frozenset(t for t in re.split(r"[^0-9a-z]+", unicodedata.normalize("NFKC", text).casefold()) if t)
+
+
 def _entries(ctx: GenContext, drops: Counter) -> list[dict[str, Any]]:
     out = []
     for r in records(ctx, "bfcl"):
@@ -126,6 +141,9 @@ def _entries(ctx: GenContext, drops: Counter) -> list[dict[str, Any]]:
         text = " ".join(r.text.split())
         if not text or len(text) > MAX_CHARS:
             drops["text_empty_or_too_long"] += 1
+            continue
+        if unfinished(text):
+            drops["text_unfinished"] += 1
             continue
         fn = {f["name"]: f for f in r.functions}
         name = next(iter(r.ground_truth[0]), None) if isinstance(r.ground_truth, list) and r.ground_truth and \
@@ -179,8 +197,19 @@ def tool_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
         if _NO_HIT.search(group[0]["name"]) or any(_NO_HIT.search(e["text"]) for e in group):
             drops["hit_call_mutation_or_live"] += len(group) // 2
             continue
-        for a, b in zip(group[0::2], group[1::2]):
-            pools["PARA_SAFE"].append(_cand(ctx, "PARA_SAFE", a, b, f"Both requests have the ground-truth call {canon}."))
+        taken: set[int] = set()
+        for i, a in enumerate(group):
+            if i in taken:
+                continue
+            j = next((j for j in range(i + 1, len(group)) if j not in taken
+                      and paraphrase_guard(a["text"], group[j]["text"]) is None), None)
+            if j is None:
+                drops["same_call_no_safe_paraphrase"] += 1
+                continue
+            taken |= {i, j}
+            pools["PARA_SAFE"].append(_cand(ctx, "PARA_SAFE", a, group[j], f"Both requests have the ground-truth call "
+                                            f"{canon}, and their wordings differ only in function words, word forms or "
+                                            "punctuation (no added constraint)."))
     for name in sorted(by_name):
         group = sorted({e["canon"]: e for e in by_name[name]}.values(), key=lambda e: e["canon"])
         for a, b in zip(group, group[1:]):
@@ -190,6 +219,12 @@ def tool_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
                 continue
             if any((k in a["args"]) != (k in b["args"]) for k in changed):
                 drops["changed_argument_omitted_on_one_side"] += 1       # a default may equal the other value
+                continue
+            if normalize_text(a["text"]) == normalize_text(b["text"]):
+                drops["identical_question_different_ground_truth"] += 1   # annotation variants, one request
+                continue
+            if any(value_tokens(a["args"][k]) & value_tokens(b["args"][k]) for k in changed):
+                drops["changed_argument_formatting_variant"] += 1         # "Paris, FR" vs "Paris, France"
                 continue
             ov = overlap(a["text"], b["text"])
             if len(changed) == 1 and ov >= 0.5:

@@ -3,7 +3,10 @@
 
 Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-DE/sw-KE):
 - same frame, different text -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
-  punctuation). MASSIVE frames must hold at least one slot and an intent whose frame determines
+  punctuation), and only when the two texts pass common.paraphrase_guard (same numbers and names,
+  no constraint word on one side, same content words): one intent is not one answer ("Top up on
+  my Google Pay isn't working" vs "where do I top up my google pay?"), so each utterance is paired
+  with the first one of its frame group that the guard accepts. MASSIVE frames must hold at least one slot and an intent whose frame determines
   the answer (OPEN_INTENTS such as qa_factoid leave the asked thing unannotated); BANKING77 has
   no slots, so its 77 fine-grained FAQ intents are the frame.
 - same intent and slot names, exactly one slot value clearly changed (not the same value spelt
@@ -12,9 +15,12 @@ Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-D
 - MASSIVE: same scenario, different intent (alarm_set vs alarm_query) -> RELATED_UNSAFE;
   different scenario -> UNRELATED. BANKING77: intents sharing a name word (card_arrival vs
   card_linking) -> RELATED_UNSAFE; no shared word and text overlap < 0.2 -> UNRELATED.
-- multilingual, MASSIVE parallel ids: the en-US utterance and its de-DE/sw-KE translation ->
-  ADVERSARIAL (the multilingual domain's convention for a same-request translation: the cached
-  answer is in the wrong language).
+- multilingual, MASSIVE parallel ids: the en-US utterance and its de-DE/sw-KE version ->
+  ADVERSARIAL only when the translators localised a name (`localised_change`: "time in new york"
+  -> "uhrzeit in berlin"), so the request itself differs; a plain translation is dropped (an
+  assistant action or a frame is the same in any language: "volume up" en/de is no MISS).
+- Utterances cut off mid-sentence, and BANKING77 records that are not a user's request (agent
+  replies such as "Transfers may show up as pending for up to one day"), are not used.
 
 Policies: an intent that changes state (MUTATION_INTENTS) never gives a HIT pair, because these
 domains' policies cannot claim `mutation`; a live-information intent (TIME_SENSITIVE_INTENTS)
@@ -28,11 +34,12 @@ locale's language) in multilingual.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from typing import Any
 
 from domains.base import Candidate, GenContext, canonical_json, normalize_text
-from domains.corpora.common import generator, make, overlap, pick, records
+from domains.corpora.common import generator, make, overlap, paraphrase_guard, pick, records, request_form, unfinished
 
 OPEN_INTENTS = frozenset({"general_quirky", "qa_factoid", "qa_maths", "general_joke", "general_greet",
                           "audio_volume_other", "cooking_query", "social_post", "email_sendemail"})
@@ -48,6 +55,14 @@ TIME_SENSITIVE_INTENTS = frozenset({
     "alarm_query", "calendar_query", "email_query", "email_querycontact", "lists_query", "social_query",
     "takeaway_query", "music_query", "recommendation_events"})
 LANG = {"en-US": "en", "de-DE": "de", "sw-KE": "sw"}
+# Slots whose value MASSIVE's translators may replace by a local name (New York -> Berlin); other
+# slots are translated, so a different form there is the same value in another language.
+LOCALISED_SLOTS = frozenset({"place_name", "person", "business_name", "artist_name"})
+# Words that make a slot value a description rather than a name ("the city", "this location",
+# "income tax department"): a description is translated, not localised.
+GENERIC_VALUE_WORDS = frozenset("""the a an our my your this that here there home city town village world country
+state downtown uptown location place area region local nearby department office ministry school work house
+street market center centre""".split())
 FRACTIONS = {
     "conversational": {"EQUIV": 0.1, "PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.4, "ADVERSARIAL": 0.3, "UNRELATED": 0.5},
     "multilingual": {"PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.35, "ADVERSARIAL": 0.25, "UNRELATED": 0.35},
@@ -106,7 +121,7 @@ def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
     else:
         method, payload = "alias_exact_match", {"aliases_a": [], "aliases_b": []}
     return make(
-        ctx, method="intent_bottom_up", label=label, subcategory=_sub(ctx, ra), query_a=ra.text, query_b=rb.text,
+        ctx, method="intent_bottom_up", label=label, subcategory=_sub(ctx, ra), query_a=_text(ra), query_b=_text(rb),
         answer_a=ans_a, answer_b=ans_b, rationale=why, verification_method=method, payload=payload,
         source=ra.corpus, licence=ra.licence, grounding=GROUNDING[label],
         source_file=ra.source_file if ra.source_file == rb.source_file else f"{ra.source_file}|{rb.source_file}",
@@ -117,8 +132,10 @@ def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
 def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candidate]]:
     """Candidate pools per label from one locale's utterances (mapping in the module docstring)."""
     pools: dict[str, list[Candidate]] = defaultdict(list)
-    recs = [r for r in recs if r.intent not in OPEN_INTENTS]
-    # same frame -> PARA_SAFE/EQUIV: consecutive disjoint pairs inside each frame group
+    recs = [r for r in recs if r.intent not in OPEN_INTENTS and _usable(r, drops)]
+    german = bool(recs) and recs[0].locale.startswith("de")
+    # same frame -> PARA_SAFE/EQUIV: pairs inside each frame group whose texts pass the paraphrase
+    # guard (one intent or frame is not one answer: "top up isn't working" vs "how do I top up")
     groups: dict[str, list] = defaultdict(list)
     for r in recs:
         groups[answer(r)].append(r)
@@ -130,12 +147,14 @@ def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candid
             continue
         seen: dict[str, Any] = {}
         for r in g:
-            seen.setdefault(r.text, r)
+            seen.setdefault(_text(r), r)     # BANKING77 texts may hold stray newlines
         distinct = [seen[t] for t in sorted(seen)]
         ctx.rng("frame", key).shuffle(distinct)
-        for ra, rb in zip(distinct[0::2], distinct[1::2]):
+        for ra, rb in _guarded_pairs(distinct, german, drops):
             label = "EQUIV" if normalize_text(ra.text) == normalize_text(rb.text) else "PARA_SAFE"
-            pools[label].append(_cand(ctx, label, ra, rb, f"Same canonical frame {key}."))
+            why = (f"Same canonical frame {key}, and the wordings differ only in function words, word forms or "
+                   "punctuation (same numbers, names and content words, no added constraint).")
+            pools[label].append(_cand(ctx, label, ra, rb, why))
     # one slot value changed: bucket by (intent, frame without that slot)
     buckets: dict[str, list] = defaultdict(list)
     for r in recs:
@@ -180,6 +199,79 @@ def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candid
     return pools
 
 
+def _bigrams(value: str) -> set[str]:
+    letters = "".join(ch for ch in unicodedata.normalize("NFKD", value) if ch.isalpha())
+    return {letters[i:i + 2] for i in range(len(letters) - 1)}
+
+
+def looks_translated(en_value: str, other: str) -> bool:
+    """Whether `other` may be `en_value` translated or transliterated rather than replaced by
+    another name: a shared word ("new york city" / "jiji la new york") or similar spelling
+    (character-bigram Dice >= 0.15: "andrew" / "andreas", "america" / "amerika", "claire" / "klara")."""
+    if set(en_value.split()) & set(other.split()):
+        return True
+    ba, bb = _bigrams(en_value), _bigrams(other)
+    return not ba or not bb or 2 * len(ba & bb) / (len(ba) + len(bb)) >= 0.15
+
+
+def localised_change(src, r, third: list) -> tuple[str, str, str] | None:
+    """(slot, en value, localised value) when MASSIVE's translators replaced a name in `src`
+    (en-US) by another one in `r` ("new york" -> "berlin"), else None. Only name slots count
+    (LOCALISED_SLOTS: a "kitchen" becomes "küche", the same room) and only a name, not a description
+    (GENERIC_VALUE_WORDS: "the city" becomes "der stadt"); the value must not look like a
+    translation of the English one, in `r` nor in any other locale's version of the utterance
+    (`third`): "america" -> sw "marekani" passes the spelling test, but de "amerika" shows it is
+    the same country."""
+    fa, fb = frame(src)[1], frame(r)[1]
+    if fa.keys() != fb.keys():
+        return None
+    for slot in sorted(fa):
+        va, vb = fa[slot], fb[slot]
+        if slot not in LOCALISED_SLOTS or isinstance(va, tuple) or isinstance(vb, tuple) or va == vb:
+            continue
+        if set(va.split()) & GENERIC_VALUE_WORDS:
+            continue
+        others = [frame(x)[1].get(slot) for x in third]
+        if looks_translated(va, vb) or any(isinstance(o, str) and looks_translated(va, o) for o in others):
+            continue
+        return slot, va, vb
+    return None
+
+
+def _text(r) -> str:
+    return " ".join(r.text.split())
+
+
+def _usable(r, drops: Counter) -> bool:
+    """Whether an utterance can be a row side: not cut off mid-sentence, and for BANKING77 a user's
+    request rather than one of the agent replies among its queries."""
+    if r.locale.startswith("en") and unfinished(r.text):     # English cues ("an" ends German "mach ... an")
+        drops["utterance_unfinished"] += 1
+        return False
+    if r.corpus == "banking77" and not request_form(r.text):
+        drops["utterance_not_a_request"] += 1
+        return False
+    return True
+
+
+def _guarded_pairs(rs: list, german: bool, drops: Counter) -> list[tuple[Any, Any]]:
+    """Disjoint pairs from one frame group, in the group's (seeded) order: each utterance is paired
+    with the first later unpaired one that the paraphrase guard accepts; the rest are counted."""
+    taken = [False] * len(rs)
+    out = []
+    for i, ra in enumerate(rs):
+        if taken[i]:
+            continue
+        for j in range(i + 1, len(rs)):
+            if not taken[j] and paraphrase_guard(ra.text, rs[j].text, german=german) is None:
+                taken[i] = taken[j] = True
+                out.append((ra, rs[j]))
+                break
+        else:
+            drops["same_frame_no_safe_paraphrase"] += 1
+    return out
+
+
 def canonical_json_loads(text: str) -> Any:
     import json
     return json.loads(text)
@@ -209,6 +301,9 @@ def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
     out: list[Candidate] = []
     share = {k: v / max(1, len(locales)) for k, v in FRACTIONS["multilingual"].items()}
     en = {r.parallel_id: r for r in allrecs if r.locale == "en-US"}
+    by_id: dict[str, list] = defaultdict(list)
+    for r in allrecs:
+        by_id[r.parallel_id].append(r)
     for loc in locales:
         recs = [r for r in allrecs if r.locale == loc]
         pools = _pools(ctx, recs, drops)
@@ -218,10 +313,19 @@ def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
             if src is None:
                 drops["no_parallel_en_utterance"] += 1
                 continue
-            if r.intent in OPEN_INTENTS:
+            if r.intent in OPEN_INTENTS or not _usable(r, drops) or not _usable(src, drops):
                 continue
-            pools["ADVERSARIAL"].append(_cand(ctx, "ADVERSARIAL", src, r,
-                                              f"MASSIVE id {r.parallel_id}: the same request in en-US and {loc}."))
+            change = localised_change(src, r, [x for x in by_id[r.parallel_id] if x.locale not in ("en-US", loc)])
+            if change is None:
+                # a translation of the same request: the action or answer is the same in any language
+                drops["translation_without_localised_value"] += 1
+                continue
+            slot, va, vb = change
+            pools["ADVERSARIAL"].append(_cand(
+                ctx, "ADVERSARIAL", src, r,
+                f"MASSIVE id {r.parallel_id}: the {loc} translators localised {slot} '{va}' to '{vb}', so the {loc} "
+                f"request is about another {slot.replace('_', ' ')} (and in another language); a cached answer "
+                f"to one does not answer the other."))
         out += pick(ctx, f"massive/{loc}", pools, share, drops, used)
     return out, drops
 

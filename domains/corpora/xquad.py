@@ -7,6 +7,10 @@ XQuAD mapping (multilingual domain, translated_exact_match with each language's 
   domains/multilingual.py). The verifier confirms the MISS by the language difference.
 - two questions on the same paragraph, same language, whose answer sets share no form ->
   RELATED_UNSAFE (same passage, another question).
+
+Each side carries its passage (in its own language) as an earlier user turn in context_a /
+context_b: XQuAD questions are written against the passage ("the university", "the Far East
+collections"), so without it a question is underspecified and its answer span unrecoverable.
 """
 from __future__ import annotations
 
@@ -18,8 +22,8 @@ from domains.corpora.common import generator, make, pick, records
 
 FRACTIONS = {"ADVERSARIAL": 0.25, "RELATED_UNSAFE": 0.15}
 GROUNDING = {
-    "ADVERSARIAL": "Users ask the same reading-comprehension question in two languages; each expects an answer in their own.",
-    "RELATED_UNSAFE": "Two questions about the same passage that have different answers.",
+    "ADVERSARIAL": "Users share a passage and ask the same question about it in two languages; each expects an answer in their own.",
+    "RELATED_UNSAFE": "Two users share the same passage and ask different questions about it.",
 }
 
 
@@ -32,7 +36,13 @@ def _cand(ctx: GenContext, label: str, a, b, why: str) -> Candidate:
         grounding=GROUNDING[label],
         source_file=a.source_file if a.source_file == b.source_file else f"{a.source_file}|{b.source_file}",
         source_record=f"{a.split}/{a.record_id}|{b.split}/{b.record_id}", original_label="parallel_id" if
-        label == "ADVERSARIAL" else "same_context", template_id=f"xquad:{label}", generator="xquad")
+        label == "ADVERSARIAL" else "same_context", template_id=f"xquad:{label}", generator="xquad",
+        context_a=passage(a), context_b=passage(b))
+
+
+def passage(r) -> tuple[dict[str, str], ...]:
+    """The question's passage as the earlier user turn it was asked about."""
+    return ({"role": "user", "content": " ".join(r.context.split())},)
 
 
 def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
@@ -53,10 +63,16 @@ def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Can
         if "en" not in langs or not others:
             drops["no_parallel_translation"] += 1
             continue
+        if not all((langs[l].context or "").strip() for l in langs):
+            drops["no_passage"] += 1
+            continue
         other = others[ctx.rng("xquad", pid).randrange(len(others))]
         pools["ADVERSARIAL"].append(_cand(ctx, "ADVERSARIAL", langs["en"], langs[other],
                                           f"XQuAD {pid}: the same question in en and {other}."))
     for key in sorted(by_context, key=lambda k: (k[0], k[1])):
+        if not key[1].strip():
+            drops["no_passage"] += len(by_context[key])
+            continue
         qs = sorted(by_context[key], key=lambda r: r.record_id)
         for a, b in zip(qs[0::2], qs[1::2]):
             if {normalize_text(x) for x in a.answers} & {normalize_text(x) for x in b.answers}:
