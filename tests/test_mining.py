@@ -252,5 +252,13 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "RUN_SUCCESS" in log, log[-3000:]
     assert "multiprocess executor" in log
-    done = re.findall(r"mine_real_traffic_shard\[(\w+)\] - STEP_SUCCESS", log)
-    assert len(set(done)) == len(M.shards(DatasetsDir(FIXTURES))) == 5
+    # Read the run's events from the instance (subprocess log lines can interleave on the console).
+    from dagster import DagsterEventType, DagsterInstance
+
+    with DagsterInstance.from_config(str(tmp_path / "dh")) as instance:
+        (record,) = instance.get_run_records()
+        events = [e.dagster_event for e in instance.all_logs(record.dagster_run.run_id) if e.dagster_event]
+    done = {e.step_key: e.pid for e in events if e.event_type == DagsterEventType.STEP_SUCCESS
+            and e.step_key.startswith("mined_pairs.mine_real_traffic_shard[")}
+    assert len(done) == len(M.shards(DatasetsDir(FIXTURES))) == 5
+    assert len(set(done.values())) == 5  # each shard in its own process
