@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from domains.corpora import mining
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
-from domains.families import limited_candidates, method_generator, surface
+from domains.families import fix_articles, limited_candidates, method_generator, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -74,14 +74,14 @@ def criteria(brief: Mapping[str, str]) -> list[str]:
     """The three criteria a fresh answer to this brief must meet: form, subject, and the extra
     requirement (or, without one, what the form itself demands)."""
     third = brief.get("extra_criterion") or _seed()["form_criteria"][brief["form"]]
-    return [f"is a {brief['form']}", f"is about {brief['subject']}", third]
+    return [fix_articles(f"is a {brief['form']}"), f"is about {brief['subject']}", third]
 
 
 def query(brief: Mapping[str, str], phrasing: int) -> str:
     """The phrasing-th wording of a brief: phrasings rotate first, then greetings."""
     ph = _seed()["phrasings"][brief["family"]]
     greet = _seed()["greetings"]
-    return greet[(phrasing // len(ph)) % len(greet)] + ph[phrasing % len(ph)].format(**brief)
+    return greet[(phrasing // len(ph)) % len(greet)] + fix_articles(ph[phrasing % len(ph)].format(**brief))
 
 
 # ---- operators: each returns the perturbed brief and its parameters, or None ----
@@ -178,9 +178,9 @@ def _proposals() -> dict[str, list[Candidate]]:
                                           "curated", "same_brief_reworded", "The same brief (form, subject, requirement) in other words."))
         for n, rel in enumerate(_seed()["related"][b["family"]]):
             rb = {**b, "form": rel["form"], "extra": "", "extra_criterion": rel["criterion"]}
-            rq = ("" if n == 0 else _seed()["greetings"][1 + k % 3]) + rel["template"].format(**b)
+            rq = ("" if n == 0 else _seed()["greetings"][1 + k % 3]) + fix_articles(rel["template"].format(**b))
             out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", b, query(b, ph + 3 + n), rb, rq, "curated", f"related_brief_{n}",
-                                               f"Same subject, but a {rel['form']} instead of a {b['form']}."))
+                                               fix_articles(f"Same subject, but a {rel['form']} instead of a {b['form']}.")))
         for name in ("character_rename", "form_swap", "subject_swap"):
             res = OPERATORS[name].apply(b)
             if res is None:

@@ -10,6 +10,7 @@ per-method generators. Standard library only.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -140,6 +141,22 @@ def spread(items: list, key: Callable[[Any], str], rng) -> list:
     for i in range(max((len(l) for l in lanes), default=0)):
         out.extend(l[i] for l in lanes if i < len(l))
     return out
+
+
+_ARTICLE = re.compile(r"\b([Aa]) (?=([A-Za-z]+))")
+# Vowel letters sounded as a consonant ("a university", "a European", "a one-day trip").
+_CONSONANT_SOUND = ("uni", "use", "usu", "uti", "eu", "one", "once", "ure")
+
+
+def fix_articles(text: str) -> str:
+    """'a' before a vowel sound becomes 'an' ("a accountant" -> "an accountant"); templates say
+    "a {role}" and the value decides."""
+    def repl(m: re.Match) -> str:
+        word = m.group(2).lower()
+        if word[0] in "aeiou" and not word.startswith(_CONSONANT_SOUND):
+            return m.group(1) + "n "
+        return m.group(0)
+    return _ARTICLE.sub(repl, text)
 
 
 def surface_variant(text: str, k: int) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
-from domains.families import limited_candidates, method_generator, surface
+from domains.families import fix_articles, limited_candidates, method_generator, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -91,11 +91,11 @@ def personas() -> list[dict[str, str]]:
 
 def system_prompt(persona: Mapping[str, str], template: int) -> str:
     prompts = _seed()["system_prompts"]
-    return prompts[template % len(prompts)].format(**persona)
+    return fix_articles(prompts[template % len(prompts)].format(**persona))
 
 
 def _fill(text: str, persona: Mapping[str, str], slot: str, value: str) -> str:
-    return text.format(**persona, **{slot: value})
+    return fix_articles(text.format(**persona, **{slot: value}))
 
 
 def _criteria(task: str, persona: Mapping[str, str], value: str) -> list[str]:
@@ -109,7 +109,7 @@ def _query(task: str, phrasing: int, value: str) -> str:
     t = _seed()["tasks"][task]
     n = len(t["phrasings"])
     greetings = _seed()["greetings"]
-    return greetings[(phrasing // n) % len(greetings)] + t["phrasings"][phrasing % n].format(**{t["slot"]: value})
+    return greetings[(phrasing // n) % len(greetings)] + fix_articles(t["phrasings"][phrasing % n].format(**{t["slot"]: value}))
 
 
 # ---- operators ----

@@ -142,3 +142,24 @@ def test_phrasings_with_different_limits_are_one_line_input_error(tmp_path, monk
     bad = tmp_path / "personalized.yaml"
     bad.write_text(text, encoding="utf-8")
     assert_input_error(monkeypatch, pz, "SOURCE_FILE", bad, pz._seed, r"tasks\.bio\.phrasings\[1\]: states \[\]")
+
+
+@pytest.mark.parametrize("raw, fixed", [
+    ("You are assisting Ana, a accountant in Lima.", "You are assisting Ana, an accountant in Lima."),
+    ("a urban planner", "an urban planner"), ("Write a acrostic poem", "Write an acrostic poem"),
+    ("a university lecturer", "a university lecturer"), ("a one-day trip", "a one-day trip"),
+    ("a haiku", "a haiku"), ("A orchestra", "An orchestra"),
+])
+def test_articles_agree_with_the_filled_value(raw, fixed):
+    from domains.families import fix_articles
+
+    assert fix_articles(raw) == fixed
+
+
+def test_no_generated_text_says_a_before_a_vowel_sound():
+    # Templates say "a {role}"; "a accountant" came out until the filled text was fixed.
+    from domains.families import fix_articles
+
+    for c in [c for pool in pz._proposals().values() for c in pool]:
+        for text in (c.query_a, c.query_b, c.system_prompt_a, c.system_prompt_b, c.expected_answer_a):
+            assert text is None or fix_articles(text) == text, text
