@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from domains.curated import read_curated
-from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
+from domains.families import method_generators
+from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text, stable_rng
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -524,13 +525,6 @@ def _perturb(texts: _Texts, op: Operator, tid: str, vid: str, lang: str, stub: b
                          operator=op.name, params=dict(params))
 
 
-def _gen(method: str) -> Callable[[GenContext], Iterable[Candidate]]:
-    def gen(ctx: GenContext) -> Iterable[Candidate]:
-        # Curated rows need no corpus; the plan is the same for every profile (the pipeline selects).
-        return [c for c in _plan() if c.construction_method == method]
-    gen.__doc__ = f"code candidates built by {method}"
-    return gen
-
 
 def policy(candidate: Candidate) -> str | None:
     """Code answers are neither personal, mutating, creative nor time-sensitive: no policy."""
@@ -540,7 +534,8 @@ def policy(candidate: Candidate) -> str | None:
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Small function requests in Python and JavaScript, answered by curated reference solutions.",
-    generators={"curated": _gen("curated"), "adversarial_perturbation": _gen("adversarial_perturbation")},
+    # Curated rows need no corpus; the plan is the same for every profile (the pipeline selects).
+    generators=method_generators(DOMAIN, lambda ctx: _plan()),
     verifier="ast_sandbox",
     operators=OPERATORS,
     policy=policy,

@@ -19,9 +19,9 @@ from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
+from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
-from domains.families import limited_candidates, method_generator, surface
+from domains.families import limited_candidates, method_generators, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -218,14 +218,10 @@ def _proposals() -> dict[str, list[Candidate]]:
 candidates = limited_candidates(_proposals, CAP)
 
 
-def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
-    return method_generator(DOMAIN, method, lambda ctx: candidates())
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+    generators={**method_generators(DOMAIN, lambda ctx: candidates()),
                 "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows,
                 "real_traffic_mined": mining.conversational_traffic_rows},
     verifier="rubric",

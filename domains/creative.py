@@ -12,12 +12,12 @@ Briefs and wordings come from sources/curated/creative.yaml.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
-from domains.families import fix_articles, limited_candidates, method_generator, surface
+from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.families import fix_articles, limited_candidates, method_generators, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -207,14 +207,10 @@ def _proposals() -> dict[str, list[Candidate]]:
 candidates = limited_candidates(_proposals, CAP)
 
 
-def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
-    return method_generator(DOMAIN, method, lambda ctx: candidates())
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Poems, stories and slogans; a creative request is never served from a cache.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+    generators={**method_generators(DOMAIN, lambda ctx: candidates()),
                 "real_traffic_mined": mining.creative_traffic_rows},
     verifier="policy_no_cache",
     operators=OPERATORS,

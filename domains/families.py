@@ -204,7 +204,18 @@ def capped_builder(domain: str, pools: Callable[[Callable[..., Any]], Mapping[st
     def build(caps: tuple[tuple[str, int], ...]) -> tuple[Candidate, ...]:
         return tuple(select(pools(lambda *names: stable_rng(domain, *names)), dict(caps), turn_order))
     build.__doc__ = f"{domain} candidates for the given caps, after the family guard."
+    build.for_ctx = lambda ctx: build(tuple(sorted(caps_for(ctx.need).items())))  # caps from the profile's need
     return build
+
+
+CURATED_METHODS = ("curated", "adversarial_perturbation")
+
+
+def method_generators(domain: str, produce: Callable[[GenContext], Iterable[Candidate]],
+                      methods: Sequence[str] = CURATED_METHODS) -> dict[str, Callable[[GenContext], list[Candidate]]]:
+    """One generator per construction method, each filtering the one cached build `produce(ctx)`:
+    the `generators` of a DomainSpec whose curated and operator rows come from one plan."""
+    return {m: method_generator(domain, m, produce) for m in methods}
 
 
 def method_generator(domain: str, method: str,

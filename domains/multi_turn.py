@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
-from domains.families import limited_candidates, method_generator, surface
+from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.families import limited_candidates, method_generators, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -393,14 +393,10 @@ def _proposals() -> dict[str, list[Candidate]]:
 candidates = limited_candidates(_proposals, CAP)
 
 
-def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
-    return method_generator(DOMAIN, method, lambda ctx: candidates())
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar final message after earlier turns; answers depend on the conversation.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    generators=method_generators(DOMAIN, lambda ctx: candidates()),
     verifier="context_rubric",
     operators=OPERATORS,
     policy=lambda c: None,

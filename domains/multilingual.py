@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import intents as corpus_intents, xquad as corpus_xquad
-from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
+from domains.families import capped_builder, method_generators, spread, surface_variant
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -294,14 +294,10 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
-def _generator(method: str):
-    return method_generator(DOMAIN, method, lambda ctx: _build(tuple(sorted(caps_for(ctx.need).items()))))
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Simple factual questions in seven languages, answered in the question's language.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+    generators={**method_generators(DOMAIN, _build.for_ctx),
                 "existing_benchmark": corpus_xquad.multilingual_rows, "intent_bottom_up": corpus_intents.multilingual_rows},
     verifier="translated_exact_match",
     operators=OPERATORS,

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, Operator, Provenance
-from domains.families import fix_articles, limited_candidates, method_generator, surface
+from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.families import fix_articles, limited_candidates, method_generators, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -241,14 +241,10 @@ def _proposals() -> dict[str, list[Candidate]]:
 candidates = limited_candidates(_proposals, CAP)
 
 
-def _generator(method: str) -> Callable[[GenContext], list[Candidate]]:
-    return method_generator(DOMAIN, method, lambda ctx: candidates())
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar request under different user identities; cross-user pairs never hit.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation")},
+    generators=method_generators(DOMAIN, lambda ctx: candidates()),
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,

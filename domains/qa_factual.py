@@ -28,7 +28,7 @@ from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
-from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
+from domains.families import capped_builder, method_generators, spread, surface_variant
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -288,14 +288,10 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
-def _generator(method: str):
-    return method_generator(DOMAIN, method, lambda ctx: _build(tuple(sorted(caps_for(ctx.need).items()))))
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Short factual questions with stable answers (capitals, elements, books, events, units).",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+    generators={**method_generators(DOMAIN, _build.for_ctx),
                 "existing_benchmark": corpus_benchmarks.qa_factual_rows, "lm_generated": lm_generate.qa_factual_lm_rows},
     verifier="alias_exact_match",
     operators=OPERATORS,

@@ -26,7 +26,7 @@ from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
-from domains.families import capped_builder, caps_for, method_generator, spread, surface_variant
+from domains.families import capped_builder, method_generators, spread, surface_variant
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
 
@@ -244,14 +244,10 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
-def _generator(method: str):
-    return method_generator(DOMAIN, method, lambda ctx: _build(tuple(sorted(caps_for(ctx.need).items()))))
-
-
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Explanatory and how-to questions judged by a 3-criterion rubric.",
-    generators={"curated": _generator("curated"), "adversarial_perturbation": _generator("adversarial_perturbation"),
+    generators={**method_generators(DOMAIN, _build.for_ctx),
                 "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_generate.qa_open_lm_rows},
     verifier="rubric",
     operators=OPERATORS,

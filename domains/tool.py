@@ -34,7 +34,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from domains.curated import read_curated
-from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text, stable_rng
+from domains.families import method_generators
+from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text, stable_rng
 from domains.corpora import bfcl as corpus_bfcl
 from domains.verify.tool_call import canonical_call, parse_call
 from pipeline.errors import InputError
@@ -941,18 +942,11 @@ def plan() -> tuple[tuple[Candidate, ...], tuple[tuple[str, int], ...]]:
     return tuple(p.out), tuple(sorted(p.drops.items()))
 
 
-def _generator(method: str) -> Callable[[GenContext], Iterable[Candidate]]:
-    def gen(ctx: GenContext) -> Iterable[Candidate]:
-        return [c for c in plan()[0] if c.construction_method == method]
-    gen.__name__ = f"generate_{method}"
-    gen.__doc__ = f"The tool domain's {method} candidates (from the shared plan)."
-    return gen
-
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Function-calling requests; the answer is the canonical tool call (JSON Schema validated).",
-    generators={**{m: _generator(m) for m in ("curated", "intent_bottom_up", "adversarial_perturbation")},
+    generators={**method_generators(DOMAIN, lambda ctx: plan()[0], ("curated", "intent_bottom_up", "adversarial_perturbation")),
                 "existing_benchmark": corpus_bfcl.tool_rows},
     verifier="json_schema_call",
     operators=OPERATORS,
