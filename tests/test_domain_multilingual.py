@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from domains.families import caps_for
 from domains import get_domain
 from domains import multilingual as ml
 from domains.base import LABELS, normalize_text, stable_rng
@@ -57,7 +58,7 @@ def test_no_query_text_shared_with_the_other_qa_domains():
 
 
 def test_deterministic():
-    caps = tuple(sorted(ml.caps_for(dict(load_profile("lifted40").matrix[DOMAIN])).items()))
+    caps = tuple(sorted(caps_for(dict(load_profile("lifted40").matrix[DOMAIN])).items()))
     a = [c.key for c in ml._build(caps)]
     ml._build.cache_clear()
     ml.load_items.cache_clear()
