@@ -141,7 +141,8 @@ def write_atomic(path: str, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pipeline.baselines import get_baseline
-    from pipeline.eval_cache import EvalCache, file_sha256
+    from pipeline.eval_cache import EvalCache
+    from pipeline.hashing import file_sha256
     from pipeline.harness import Report, evaluate, load_bench
     from pipeline.registry import UnknownNameError
 

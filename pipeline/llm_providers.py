@@ -12,7 +12,6 @@ A Dagster asset gets a cached provider with ``open_llm()`` and calls
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import importlib.util
 import json
 import os
@@ -21,12 +20,12 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from pipeline.config import ConfigError, check_keys, read_yaml
 from pipeline.errors import InputError
+from pipeline.hashing import weights_file_sha256
 from pipeline.llm_cache import CacheStore, CachedProvider, Clock, LLMError, ReplayMissError, open_store, resolve_mode
 from pipeline.paths import CONFIGS, PROJECT_ROOT
 
@@ -87,19 +86,9 @@ def load_llm_config(path: Path = LLM_CONFIG) -> LLMConfig:
                      postgres_url_env=cache.get("postgres_url_env"), prices=prices)
 
 
-@lru_cache(maxsize=None)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def gguf_identity(path: Path) -> str:
     """`gguf-sha256:<hex>` of a weights file (hashed once per process per file version)."""
-    st = path.stat()
-    return "gguf-sha256:" + _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+    return "gguf-sha256:" + weights_file_sha256(path)
 
 
 class LlamaCppProvider:
