@@ -8,13 +8,12 @@ of the key.
 """
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Callable
 
 from domains.base import stable_hash
 from pipeline.embedders import EmbedderSpec, load_encoder, weights_sha256
-from pipeline.llm_cache import retry_locked
+from pipeline.sqlite_wal import open_wal
 
 # 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
 # batches and are never reused.
@@ -25,24 +24,12 @@ def embedding_key(weights: str, text: str, spec: EmbedderSpec) -> str:
     return stable_hash(SCHEMA, weights, text, spec.prefix, spec.pooling, spec.normalize)
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30)
-    try:
-        if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BLOB NOT NULL)")
-        db.commit()
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
 class EmbeddingCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = retry_locked(lambda: _open(path))
+        self.db = open_wal(path, ["CREATE TABLE IF NOT EXISTS embeddings "
+                                  "(key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BLOB NOT NULL)"])
         self.hits = 0
         self.misses = 0
 

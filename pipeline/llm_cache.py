@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from pipeline.errors import CacheEvalError, InputError
+from pipeline.sqlite_wal import open_wal
 
 SCHEMA = 1
 NOCACHE_MARKER = "CACHEEVAL_NOCACHE"
@@ -406,25 +407,6 @@ def _sqlite_file_problem(path: Path) -> str | None:
     return None
 
 
-def retry_locked(open_fn: Callable[[], Any], wait_s: float = 30.0) -> Any:
-    """Call `open_fn` (which opens and sets up a SQLite file) until it stops failing with "locked".
-
-    SQLite answers "database is locked" at once, without calling the busy handler, when two processes
-    switch a new file to WAL at the same moment, so the busy timeout alone does not cover set-up.
-    """
-    deadline = time.monotonic() + wait_s
-    delay = 0.01
-    while True:
-        try:
-            return open_fn()
-        except sqlite3.OperationalError as exc:
-            message = str(exc).lower()
-            if ("locked" not in message and "busy" not in message) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
-
-
 def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
     """A damaged file (as opposed to a busy or unwritable one)."""
     name = getattr(exc, "sqlite_errorname", "")
@@ -467,24 +449,9 @@ class SQLiteStore(CacheStore):
                 warn(f"{self.path}: could not rebuild the LLM cache ({exc}); running without it")
 
     def _connect(self) -> None:
-        self._conn = retry_locked(self._connect_once)
-
-    def _connect_once(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA busy_timeout = 30000")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across app crashes, fast commits
-            conn.execute("PRAGMA journal_size_limit = 67108864")  # shrink the WAL to 64 MiB after a checkpoint
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in _ddl(self.table):
-                conn.execute(stmt)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        self._conn = open_wal(self.path, _ddl(self.table), isolation_level=None, check_same_thread=False,
+                              pragmas=("synchronous = NORMAL",  # WAL + NORMAL: durable across app crashes, fast commits
+                                       "journal_size_limit = 67108864"))  # shrink the WAL to 64 MiB after a checkpoint
 
     def _quarantine(self, problem: str) -> None:
         """Move a corrupt file (and its WAL) aside and start an empty cache in its place."""

@@ -538,7 +538,7 @@ def test_open_llm_resolves_the_provider_once_and_honours_the_mode(tmp_path, monk
 def test_set_up_that_finds_the_file_locked_is_retried_not_given_up():
     # Two processes switching a new file to WAL at once get "database is locked" without SQLite's busy
     # handler being called; opening must retry rather than run without the cache.
-    from pipeline.llm_cache import retry_locked
+    from pipeline.sqlite_wal import retry_locked
 
     calls = []
 

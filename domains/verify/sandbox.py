@@ -246,15 +246,15 @@ def _persistent_get(key: str) -> SandboxResult | None:
 def _persistent_put(key: str, result: SandboxResult) -> None:
     import sqlite3
 
+    from pipeline.sqlite_wal import open_wal
+
     value = json.dumps({"status": result.status, "returncode": result.returncode, "stdout": result.stdout,
                         "stderr": result.stderr, "seconds": result.seconds, "isolation": list(result.isolation),
                         "blocked": list(result.blocked)}, sort_keys=True)
     try:
         os.makedirs(os.path.dirname(_persistent_path()), exist_ok=True)
-        db = sqlite3.connect(_persistent_path(), timeout=30)
+        db = open_wal(_persistent_path(), ["CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"])
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute("INSERT OR REPLACE INTO results (key, value) VALUES (?, ?)", (_persistent_key(key), value))
             db.commit()
         finally:
