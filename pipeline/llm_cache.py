@@ -240,6 +240,15 @@ class CacheStore:
     # one transaction, and _guard(fallback, fn) which turns a storage error into a warning and the fallback.
     FLUSH_EVERY = 256
     FLUSH_SECONDS = 5.0
+    _conn: Any = None  # the subclass's connection
+
+    def close(self) -> None:
+        """Write buffered counters, then close the connection."""
+        self.flush()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def _now(self) -> int:
         return int(self.clock())
@@ -512,12 +521,6 @@ class SQLiteStore(CacheStore):
         out["file_bytes"] = self.file_bytes()
         return out
 
-    def close(self) -> None:
-        self.flush()
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
 
 class PostgresStore(CacheStore):
@@ -582,12 +585,6 @@ class PostgresStore(CacheStore):
         self._guard(None, lambda: [self._conn.execute(f"DROP TABLE IF EXISTS {t}")
                                    for t in (self.table, f"{self.table}_daily")])
 
-    def close(self) -> None:
-        self.flush()
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
 
 def open_store(sqlite_path: str | Path | None = None, url: str | None = None, table: str = "llm_cache",
