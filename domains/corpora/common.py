@@ -20,6 +20,7 @@ from difflib import SequenceMatcher
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
+from domains.text import script, stem
 
 GENERATOR_VERSION = "1"
 _RECORDS: "weakref.WeakKeyDictionary[Any, dict[str, list]]" = weakref.WeakKeyDictionary()
@@ -230,16 +231,9 @@ def entities(text: str, german: bool = False) -> list[str] | None:
     return found
 
 
-def _stem(w: str) -> str:
-    for suffix in ("ing", "ies", "ed", "es", "ly", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return w
-
-
 def content_stems(text: str) -> frozenset[str]:
     """Stemmed content words: word tokens (number words included) minus STOPWORDS."""
-    return frozenset(_stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS)
+    return frozenset(stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS)
 
 
 def spelling_variants(x: str, y: str) -> bool:
@@ -250,15 +244,6 @@ def spelling_variants(x: str, y: str) -> bool:
     if len(short) >= 3 and long_.startswith(short) and long_[len(short):] in ("e", "s", "d", "t", "ed", "es"):
         return True
     return len(short) >= 4 and len(long_) - len(short) <= 1 and SequenceMatcher(None, x, y).ratio() >= 0.85
-
-
-def script(text: str) -> str:
-    """The writing system most of a text's letters are in (LATIN, THAI, CJK...)."""
-    counts: Counter = Counter()
-    for ch in text:
-        if ch.isalpha():
-            counts[unicodedata.name(ch, "OTHER").split()[0]] += 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if counts else "LATIN"
 
 
 def paraphrase_guard(a: str, b: str, german: bool = False, keep_order: bool = False) -> str | None:
@@ -323,7 +308,7 @@ def _features(text: str, german: bool) -> _Features:
 
 
 def _content_order(text: str) -> list[str]:
-    return [_stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS]
+    return [stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS]
 
 
 def miss_difference(a: str, b: str, german: bool = False) -> str | None:

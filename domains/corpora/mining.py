@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator
 from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.corpora.scrub import scrub
 from domains.families import FamilyGuard
+from domains.text import script
 
 METHOD = "real_traffic_mined"
 VERSION = "1"
@@ -197,16 +198,6 @@ def route(text: str) -> tuple[str, str | None]:
     return "conversational", None
 
 
-def _script(text: str) -> str:
-    counts: Counter = Counter()
-    for ch in text:
-        if ch.isalpha():
-            counts[unicodedata.name(ch, "OTHER").split()[0].lower()] += 1
-    if not counts:
-        return "latin"
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-
-
 def criteria(text: str, changed: str | None = None) -> list[str]:
     """Three criteria an answer to `text` must meet, derived from the prompt alone (plus the token
     a mined ADVERSARIAL pair changed, which must be honoured)."""
@@ -217,7 +208,7 @@ def criteria(text: str, changed: str | None = None) -> list[str]:
     keys = ([changed] if changed else []) + [k for k in keys if k != changed][:9]
     detail = ("uses exactly these answer-determining values from the request: " + ", ".join(keys)) if keys \
         else "keeps every detail the request states"
-    return [f"answers the request: {snippet}", detail, f"replies in the request's script ({_script(text)})"]
+    return [f"answers the request: {snippet}", detail, f"replies in the request's script ({script(text).lower()})"]
 
 
 # ---- candidates ----

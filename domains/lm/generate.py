@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
+from domains.text import stem
 from pipeline.errors import InputError
 from pipeline.llm_cache import ReplayMissError
 from pipeline.paths import CONFIGS
@@ -152,23 +153,15 @@ it its this that these those there their they them you your i me my we our he sh
 """.split())
 
 
-def _stem(word: str) -> str:
-    """A crude stem, enough to see "flow" and "flows" as one word."""
-    w = _POSSESSIVE.sub("", word.casefold())
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 2 and w.endswith(suffix):
-            return w[:-len(suffix)]
-    return w
-
-
 _GENITIVE = re.compile(r"([^\W_]+)['’]s\s+([^\W_]+)")
 
 
 def _content_stems(text: str) -> list[str]:
     out: list[str] = []
     for w in _WORD.findall(_GENITIVE.sub(r"\2 of \1", text)):  # "Algeria's capital" reads "capital of Algeria"
-        if w.casefold() not in _FUNCTION_WORDS and _stem(w) not in out:
-            out.append(_stem(w))
+        s = stem(_POSSESSIVE.sub("", w.casefold()))
+        if w.casefold() not in _FUNCTION_WORDS and s not in out:
+            out.append(s)
     return out
 
 

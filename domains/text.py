@@ -1,0 +1,25 @@
+"""Small text features shared by the rules that label pairs without a model (mining, corpus
+guards, LM paraphrase checks). Standard library only."""
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+
+
+def script(text: str) -> str:
+    """The writing system most of a text's letters are in ("LATIN", "CYRILLIC", "CJK", ...); LATIN
+    for a text without letters. Ties go to the alphabetically first."""
+    counts: Counter = Counter()
+    for ch in text:
+        if ch.isalpha():
+            counts[unicodedata.name(ch, "OTHER").split()[0]] += 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if counts else "LATIN"
+
+
+def stem(word: str) -> str:
+    """A crude English stem of a lower-case word, enough to see "flow"/"flows"/"flowing" or
+    "city"/"cities" as one word: -ing, -ies (-> y), -ed, -es, -ly, -s, keeping at least 3 letters."""
+    for suffix in ("ing", "ies", "ed", "es", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
