@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.text import NUMBER_WORDS
 from domains.families import fix_articles, limited_candidates, method_generators, surface
 from pipeline.errors import InputError
 from pipeline.paths import CURATED
@@ -54,8 +55,7 @@ def _seed() -> dict:
 
 # A number (digits or a word) and the word it counts or qualifies: "two-line", "20 minutes",
 # "one simple", "100 euros". Such a phrase is an explicit constraint on the answer.
-_NUMBER = (r"\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-           r"thirty|forty|fifty|hundred|thousand|dozen|single|couple|pair|half")
+_NUMBER = r"\d+(?:[.,]\d+)?|" + "|".join(sorted(set(NUMBER_WORDS) | {"couple", "pair"}, key=lambda w: (-len(w), w)))
 _CONSTRAINT = re.compile(rf"\b({_NUMBER})\b(?:[\s-]+([a-z]+))?", re.IGNORECASE)
 
 

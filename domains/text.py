@@ -23,3 +23,13 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return word
+
+
+# Number words and the number they state ("seven" = "7", "dozen" = "12").
+NUMBER_WORDS: dict[str, str] = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000",
+                     "million": "1000000", "billion": "1000000000", "once": "1", "twice": "2", "single": "1",
+                     "double": "2", "half": "0.5", "dozen": "12"})
+ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())

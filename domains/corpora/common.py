@@ -20,7 +20,7 @@ from difflib import SequenceMatcher
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
-from domains.text import script, stem
+from domains.text import NUMBER_WORDS, script, stem
 
 GENERATOR_VERSION = "1"
 _RECORDS: "weakref.WeakKeyDictionary[Any, dict[str, list]]" = weakref.WeakKeyDictionary()
@@ -155,12 +155,6 @@ def generator(build: Callable[[GenContext], tuple[list[Candidate], Counter]]) ->
 # negatives that are plain rewordings. The guards below let a corpus label through only when the
 # texts themselves back it.
 
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000",
-                      "million": "1000000", "billion": "1000000000", "once": "1", "twice": "2", "single": "1",
-                      "double": "2", "half": "0.5", "dozen": "12"})
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 # Words whose presence on one side only changes what is asked: question words other than the
 # neutral how/what, negation ("n't" tokenises to "t"), scope and quantity, comparison, time and
@@ -197,7 +191,7 @@ _SENTENCE_END = ".!?\n:;\"“”"
 def number_set(text: str) -> frozenset[str]:
     """The numbers a text states, digits and number words alike ("seven" = "7"; "1,000" = "1000")."""
     out = {_canonical_number(m.group(0)) for m in _DIGITS.finditer(unicodedata.normalize("NFKC", text))}
-    out |= {_NUMBER_WORDS[w] for w in words(text) if w in _NUMBER_WORDS}
+    out |= {NUMBER_WORDS[w] for w in words(text) if w in NUMBER_WORDS}
     return frozenset(out)
 
 
@@ -233,7 +227,7 @@ def entities(text: str, german: bool = False) -> list[str] | None:
 
 def content_stems(text: str) -> frozenset[str]:
     """Stemmed content words: word tokens (number words included) minus STOPWORDS."""
-    return frozenset(stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS)
+    return frozenset(stem(NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS)
 
 
 def spelling_variants(x: str, y: str) -> bool:
@@ -308,7 +302,7 @@ def _features(text: str, german: bool) -> _Features:
 
 
 def _content_order(text: str) -> list[str]:
-    return [stem(_NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS]
+    return [stem(NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS]
 
 
 def miss_difference(a: str, b: str, german: bool = False) -> str | None:

@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
-from domains.text import stem
+from domains.text import NUMBER_WORDS, ORDINALS, stem
 from pipeline.errors import InputError
 from pipeline.llm_cache import ReplayMissError
 from pipeline.paths import CONFIGS
@@ -46,10 +46,7 @@ MIN_WORDS, MAX_WORDS = 3, 30
 GROUNDING = ("Different users ask for the same thing in their own words; a language model's rewordings "
              "of a curated question widen the phrasings a cache must recognise as the same request.")
 
-_NUMBER_WORDS = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty thirty forty fifty hundred thousand million billion first second "
-    "third fourth fifth sixth seventh eighth ninth tenth once twice".split())
+_NUMBER_WORDS = frozenset(NUMBER_WORDS) | ORDINALS
 _IMPERATIVES = ("name", "tell", "give", "list", "explain", "describe", "state", "identify")
 _PREFIX = re.compile(r"^\s*(?:rewritten question|rewritten|rewrite this question|rewrite|question|paraphrase|"
                      r"answer|q)\s*[:\-]\s*", re.IGNORECASE)
