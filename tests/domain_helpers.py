@@ -77,9 +77,9 @@ def assert_rebuild_same(build: Callable[[], Iterable[Candidate]], *caches: Any) 
     assert [c.key for c in build()] == first
 
 
-def assert_input_error(monkeypatch, module: Any, attr: str, bad_file: Any, loader: Any, match: str) -> None:
-    """Pointing `module.attr` at `bad_file` makes the cached `loader()` raise an InputError whose
-    text matches `match`; the loader's cache is cleared before and after."""
+def assert_input_error(monkeypatch, module: Any, attr: str, bad_file: Any, loader: Any, match: str) -> str:
+    """Pointing `module.attr` at `bad_file` makes the cached `loader()` raise a one-line InputError
+    whose text matches `match` (returned); the loader's cache is cleared before and after."""
     monkeypatch.setattr(module, attr, bad_file)
     loader.cache_clear()
     try:
@@ -88,3 +88,4 @@ def assert_input_error(monkeypatch, module: Any, attr: str, bad_file: Any, loade
         assert "\n" not in str(err.value), str(err.value)
     finally:
         loader.cache_clear()
+    return str(err.value)

@@ -18,7 +18,7 @@ from domains.check import generate_verified
 from domains.verify import verify
 from domains.verify.tool_call import canonical_call, json_schema_call, parse_call
 from pipeline.config import load_profile
-from pipeline.errors import InputError
+from domain_helpers import assert_input_error
 from pipeline.paths import PROJECT_ROOT
 
 CANDS, DROPS = tool.plan()
@@ -53,20 +53,15 @@ def test_every_intent_instance_gives_a_schema_valid_canonical_call():
             assert text == canonical_call(*parse_call(text))
 
 
-def test_bad_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
-    text = tool.SOURCE_FILE.read_text(encoding="utf-8").replace(
-        '"What time zone is {city} in?"', '"What time zone is it in?"')
+def _load_error(tmp_path, monkeypatch, old: str, new: str) -> str:
+    """The one-line InputError tool.load() raises once `old` in the curated file reads `new`."""
     bad = tmp_path / "tool.yaml"
-    bad.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
-    tool.load.cache_clear()
-    try:
-        with pytest.raises(InputError) as err:
-            tool.load()
-    finally:
-        monkeypatch.undo()
-        tool.load.cache_clear()
-    msg = str(err.value)
+    bad.write_text(tool.SOURCE_FILE.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    return assert_input_error(monkeypatch, tool, "SOURCE_FILE", bad, tool.load, r"^sources/curated/tool\.yaml: ")
+
+
+def test_bad_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
+    msg = _load_error(tmp_path, monkeypatch, '"What time zone is {city} in?"', '"What time zone is it in?"')
     assert msg.startswith("sources/curated/tool.yaml: intents[get_timezone]: phrasing") and "\n" not in msg
 
 
@@ -130,19 +125,8 @@ def test_location_change_on_a_route_never_leaves_the_road_network(idx, salt):
 
 
 def test_cross_continent_route_in_the_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
-    text = tool.SOURCE_FILE.read_text(encoding="utf-8").replace(
-        "{origin: Los Angeles, destination: San Francisco}", "{origin: Los Angeles, destination: Sydney}")
-    bad = tmp_path / "tool.yaml"
-    bad.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
-    tool.load.cache_clear()
-    try:
-        with pytest.raises(InputError) as err:
-            tool.load()
-    finally:
-        monkeypatch.undo()
-        tool.load.cache_clear()
-    msg = str(err.value)
+    msg = _load_error(tmp_path, monkeypatch, "{origin: Los Angeles, destination: San Francisco}",
+                      "{origin: Los Angeles, destination: Sydney}")
     assert msg.startswith("sources/curated/tool.yaml: intents[get_driving_directions].instances[1]: ")
     assert "not joined by road" in msg and "\n" not in msg
 
@@ -324,19 +308,8 @@ def test_an_open_or_future_range_is_time_sensitive():
     ("as_of: 2025-01-01\n", "as_of: soon\n", "as_of: 'soon' is not an ISO date"),
 ])
 def test_bad_state_in_the_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch, old, new, problem):
-    text = tool.SOURCE_FILE.read_text(encoding="utf-8")
-    assert text.count(old) == 1
-    bad = tmp_path / "tool.yaml"
-    bad.write_text(text.replace(old, new), encoding="utf-8")
-    monkeypatch.setattr(tool, "SOURCE_FILE", bad)
-    tool.load.cache_clear()
-    try:
-        with pytest.raises(InputError) as err:
-            tool.load()
-    finally:
-        monkeypatch.undo()
-        tool.load.cache_clear()
-    msg = str(err.value)
+    assert tool.SOURCE_FILE.read_text(encoding="utf-8").count(old) == 1
+    msg = _load_error(tmp_path, monkeypatch, old, new)
     assert msg.startswith(f"sources/curated/tool.yaml: {problem}") and "\n" not in msg
 
 
