@@ -37,7 +37,8 @@ def survey(root: str | None) -> dict[str, Any]:
     manifest = ddir.manifest()
     for entry in corpora:
         prefix = entry["corpus"] + "/"
-        entry["files"] = [{"path": m["path"][len(prefix):], "sha256": m["sha256"], "size": m["size"]}
+        entry["files"] = [{"path": m["path"][len(prefix):], "sha256": m["sha256"], "size": m["size"],
+                           **({"quirks": m["quirks"]} if m.get("quirks") else {})}
                           for m in manifest if m["path"].startswith(prefix)]
     return {"datasets_dir": str(ddir.root), "corpora": corpora, "manifest": manifest}
 
@@ -54,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
             continue
         splits = ", ".join(f"{k} {v:,}" for k, v in c["splits"].items())
         lines.append(f"+ {c['corpus']}: {c['records']:,} records ({splits}); licence: {c['licence']}")
-        lines += [f"    {f['sha256']}  {f['size']:>10,}  {f['path']}" for f in c["files"]]
+        for f in c["files"]:
+            lines.append(f"    {f['sha256']}  {f['size']:>10,}  {f['path']}")
+            if f.get("quirks"):
+                counted = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in f["quirks"].items())
+                lines.append(f"      resolved by the loader's rule: {counted}")
     used = [c["corpus"] for c in report["corpora"] if c["found"]]
     lines.append(f"{len(used)} of {len(report['corpora'])} corpora found: {', '.join(used) or '(none)'}")
     print("\n".join(lines))

@@ -256,7 +256,8 @@ def input_manifest(datasets) -> dict:
     if datasets is not None:
         corpora = sorted(datasets.found())
         for entry in datasets.manifest():
-            files.append({"path": f"datasets/{entry['path']}", "sha256": entry["sha256"], "size": entry["size"]})
+            files.append({"path": f"datasets/{entry['path']}", "sha256": entry["sha256"], "size": entry["size"],
+                          **({"quirks": entry["quirks"]} if entry.get("quirks") else {})})
     return {"corpora": corpora, "files": files}
 
 

@@ -68,6 +68,14 @@ class Reader:
     def path(self, rel: str) -> Path:
         return self.root / rel
 
+    def count(self, rel: str, reason: str, n: int = 1) -> None:
+        """Count an upstream quirk that a loader's documented rule resolved (a skipped or renamed
+        record) under the file's manifest entry, so that it is reported, never silent."""
+        entry = self.manifest.setdefault(f"{self.corpus}/{rel}", {})
+        quirks = entry.setdefault("quirks", {})
+        quirks[reason] = quirks.get(reason, 0) + n
+        entry["quirks"] = dict(sorted(quirks.items()))
+
     # ---- bytes and text ---------------------------------------------------------------------
     def raw(self, rel: str) -> bytes:
         """The file's bytes, after checking it is a readable, non-empty regular file."""

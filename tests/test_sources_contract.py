@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -40,7 +41,9 @@ REAL_COUNTS = {
     "ambigqa": {"train": 10036, "dev": 2002},
     "triviaqa": {"test": 1000},
     "xquad": {lang: 1190 for lang in XQUAD_LANGS},
-    "sharegpt": {"sg_90k_part1_html_cleaned_lang_first_sampled_sorted": 2978, "ShareGPT_V3_filtered_500": 500},
+    "sharegpt": {"sg_90k_part1_html_cleaned_lang_first_sampled_sorted": 2978, "ShareGPT_V3_filtered_500": 500,
+                 # 17,671 upstream conversations less the 126 empty ones (SOURCE.md)
+                 "ShareGPT_V3_unfiltered_cleaned_split": 17671 - 126},
     "lmsys_arena": {"v0.1": 500, "v2.0": 750},
 }
 # Positive-label counts stated in SOURCE.md: a check that labels are parsed, not just counted.
@@ -81,8 +84,8 @@ def check_contract(name: str, ddir: DatasetsDir) -> list[Record]:
     manifest = {m["path"]: m for m in ddir.manifest()}
     for rel in files:
         data = (ddir.folder(name) / rel).read_bytes()
-        assert manifest[f"{name}/{rel}"] == {"path": f"{name}/{rel}", "sha256": hashlib.sha256(data).hexdigest(),
-                                             "size": len(data)}
+        entry = {k: v for k, v in manifest[f"{name}/{rel}"].items() if k != "quirks"}
+        assert entry == {"path": f"{name}/{rel}", "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     return records
 
 
@@ -181,6 +184,26 @@ def test_fixture_record_fields():
     assert any(r.redacted for r in wc) and {r.conversation[0][0] for r in wc} == {"user"}
     sg = {r.record_id: r for r in ddir.load("sharegpt")}
     assert sg["Fx7aB2d"].text == "" and sg["Fx7aB3e"].conversation[1] == ("assistant", "Crumb & Co, The Daily Loaf, Rise Up.")
+
+
+def test_sharegpt_repeated_ids_and_empty_conversations(tmp_path):
+    """The upstream quirks: an empty conversation is skipped, a repeated id among non-empty ones
+    is renamed by occurrence order, and both are counted in the manifest (never silent)."""
+    def conv(text):
+        return [{"from": "human", "value": text}, {"from": "gpt", "value": "ok"}]
+    rows = [{"id": "a_0", "conversations": []}, {"id": "a_0", "conversations": conv("first a")},
+            {"id": "b_0", "conversations": conv("first b")}, {"id": "b_0", "conversations": conv("second b")},
+            {"id": "c_0", "conversations": []}, {"id": "b_0", "conversations": conv("third b")}]
+    (tmp_path / "sharegpt").mkdir()
+    (tmp_path / "sharegpt" / "quirks.json").write_text(json.dumps(rows), encoding="utf-8")
+    ddir = DatasetsDir(tmp_path)
+    got = [(r.record_id, r.text) for r in ddir.load("sharegpt")]
+    assert got == [("a_0", "first a"), ("b_0", "first b"), ("b_0~2", "second b"), ("b_0~3", "third b")]
+    assert ddir.manifest()[0]["quirks"] == {"empty_conversation": 2, "repeated_id_renamed": 2,
+                                            "repeated_id_with_empty": 1}
+    again = DatasetsDir(tmp_path)
+    list(again.load("sharegpt")), list(again.load("sharegpt"))  # reading twice does not double the counts
+    assert again.manifest()[0]["quirks"]["empty_conversation"] == 2
 
 
 def test_absent_corpus_yields_nothing(tmp_path):
