@@ -6,8 +6,8 @@ from collections import Counter
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
 from assets.groups import ASSEMBLY, SOURCES
-from pipeline import outputs as out
-from pipeline.config import load_profile
+from pipeline.stages import assembly as out
+from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 
 

@@ -12,8 +12,8 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings, selec
     """Cosine(query_a, query_b) of every selected row under each configured embedder."""
     import numpy as np
 
-    from pipeline.embed_cache import EmbeddingCache, embed_texts
-    from pipeline.embedders import load_embedders_config
+    from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
+    from pipeline.stages.embedders import load_embedders_config
 
     cfg = load_embedders_config()
     rows = selected_rows["rows"]
@@ -39,7 +39,7 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings, selec
 @asset(group_name=DIFFICULTY)
 def row_difficulty(selected_rows: dict, row_similarities: dict) -> Output[dict]:
     """Difficulty per row: how many of the five members decide it right at their train-calibrated thresholds."""
-    from pipeline.difficulty import assign
+    from pipeline.stages.difficulty import assign
 
     rows = selected_rows["rows"]
     is_hit = [r.candidate.binary_label == "HIT" for r in rows]

@@ -9,7 +9,7 @@ from domains import domain_names
 from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
 from domains.check import generate
-from pipeline.config import load_profile
+from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())

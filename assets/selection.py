@@ -7,9 +7,9 @@ from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Outp
 
 from assets.groups import SELECTION
 from domains import domain_names
-from pipeline.config import load_profile
+from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
-from pipeline.selection import select
+from pipeline.stages.selection import select
 
 
 @asset(group_name=SELECTION)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.llm_cache import CacheStore, PostgresStore, SQLiteStore, build_request, canonical_json, make_entry  # noqa: E402
+from pipeline.llm.cache import CacheStore, PostgresStore, SQLiteStore, build_request, canonical_json, make_entry  # noqa: E402
 
 SNAPSHOT = "gguf-sha256:" + "ab" * 32
 

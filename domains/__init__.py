@@ -8,19 +8,19 @@ import importlib
 from functools import lru_cache
 
 from domains.base import DomainSpec
-from pipeline.registry import UnknownNameError
+from pipeline.core.registry import UnknownNameError
 
 
 def domain_names() -> list[str]:
     """Domain names in configuration order (the order of the sampling matrix)."""
-    from pipeline.config import load_domains_config
+    from pipeline.core.config import load_domains_config
 
     return list(load_domains_config())
 
 
 @lru_cache(maxsize=None)
 def get_domain(name: str) -> DomainSpec:
-    from pipeline.config import load_domains_config
+    from pipeline.core.config import load_domains_config
 
     modules = load_domains_config()
     if name not in modules:

@@ -14,47 +14,9 @@ import unicodedata
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable, Mapping
 
-LABELS = ("EQUIV", "PARA_SAFE", "RELATED_UNSAFE", "ADVERSARIAL", "UNRELATED")
-HIT_LABELS = frozenset({"EQUIV", "PARA_SAFE"})
-CONSTRUCTION_METHODS = (
-    "real_traffic_mined",
-    "intent_bottom_up",
-    "adversarial_perturbation",
-    "lm_generated",
-    "existing_benchmark",
-    "curated",
-)
-VERIFICATION_METHODS = (
-    "alias_exact_match",
-    "regex",
-    "sympy_equivalence",
-    "ast_sandbox",
-    "json_schema_call",
-    "rubric",
-    "context_rubric",
-    "translated_exact_match",
-    "policy_no_cache",
-    "judge",
-)
-TIERS = ("deterministic", "programmatic", "rubric", "judge")
-# Why a pair must never be served from a cache, whatever its 5-class label.
-POLICY_REASONS = ("creative", "mutation", "time_sensitive", "cross_user")
-
-
-def binary_label(label: str, verification_method: str) -> str:
-    """HIT exactly for EQUIV and PARA_SAFE, unless the policy override forces MISS."""
-    if verification_method == "policy_no_cache":
-        return "MISS"
-    return "HIT" if label in HIT_LABELS else "MISS"
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys at every level, fixed separators: the form every content key is hashed from."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def stable_hash(*parts: Any) -> str:
-    return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
+from pipeline.core.hashing import canonical_json, stable_hash
+from pipeline.core.taxonomy import (CONSTRUCTION_METHODS, HIT_LABELS, LABELS, POLICY_REASONS, TIERS,
+                                     VERIFICATION_METHODS, binary_label)
 
 
 def stable_rng(*names: Any) -> random.Random:

@@ -76,7 +76,7 @@ def generate_verified(domain: str, need: dict[str, int], datasets=None, profile:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.config import load_profile
+    from pipeline.core.config import load_profile
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("domain")

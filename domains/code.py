@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterable
 from domains.curated import read_curated
 from domains.families import method_generators
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text, stable_rng
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "code"
 VERSION = "1"

@@ -22,8 +22,8 @@ from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
 from domains.families import limited_candidates, method_generators, surface
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "conversational"
 VERSION = "1"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from pipeline.errors import InputError
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.errors import InputError
+from pipeline.core.paths import PROJECT_ROOT
 
 
 def label(path: Path) -> str:

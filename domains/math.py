@@ -29,8 +29,8 @@ from typing import Any, Iterable, Mapping
 from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, GenContext, Operator, Provenance, normalize_text
 from domains.verify.sympy_equiv import DEFAULT_TOLERANCE, ParseError, answers_equivalent, parse_answer, parse_math
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "math"
 VERSION = "1"

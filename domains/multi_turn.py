@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterable, Mapping
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.families import limited_candidates, method_generators, surface
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "multi_turn"
 VERSION = "1"

@@ -26,8 +26,8 @@ from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.text import NUMBER_WORDS
 from domains.families import fix_articles, limited_candidates, method_generators, surface
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "personalized"
 VERSION = "1"

@@ -38,8 +38,8 @@ from domains.families import method_generators
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text, stable_rng
 from domains.corpora import bfcl as corpus_bfcl
 from domains.verify.tool_call import canonical_call, parse_call
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 DOMAIN = "tool"
 VERSION = "1"

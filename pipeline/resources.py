@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from pipeline.paths import OUTPUTS, PROJECT_ROOT
+from pipeline.core.paths import OUTPUTS, PROJECT_ROOT
 
 
 class BuildSettings(ConfigurableResource):
@@ -55,14 +55,14 @@ class BuildSettings(ConfigurableResource):
         mode = self.llm_mode or None
         if mode == "none":
             return None
-        from pipeline.llm_cache import resolve_mode, warn
-        from pipeline.llm_providers import load_llm_config, open_llm
-        from pipeline.llm_replay import REPLAY_FILE, replay_llm
+        from pipeline.llm.cache import resolve_mode, warn
+        from pipeline.llm.providers import load_llm_config, open_llm
+        from pipeline.llm.replay import REPLAY_FILE, replay_llm
 
         if resolve_mode(mode, load_llm_config().mode) == "replay":
             if not REPLAY_FILE.is_file():  # nothing recorded yet: the build goes on without LM rows
                 warn(f"{REPLAY_FILE.name} not found: no LM-generated rows. Record it with "
-                     f"`python -m pipeline.llm_replay record`")
+                     f"`python -m pipeline.llm.replay record`")
                 return None
             return replay_llm()
         return open_llm(mode)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from pipeline.errors import InputError
+from pipeline.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from sources.read import Reader

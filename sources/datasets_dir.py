@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from pipeline.errors import InputError
+from pipeline.core.errors import InputError
 from sources.base import Record, bad
 from sources.read import Reader
 from sources.registry import LOADERS

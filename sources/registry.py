@@ -4,7 +4,7 @@ Kept in a submodule (re-exported as `sources.LOADERS`) so that it imports the sa
 `sources` is loaded as a regular package or, under a stale editable install, as a namespace."""
 from __future__ import annotations
 
-from pipeline.registry import Registry
+from pipeline.core.registry import Registry
 from sources import (ambigqa, banking77, bfcl, lmsys_arena, massive, mrpc, paws, paws_x, qqp, sharegpt,
                      triviaqa, wildchat, xquad)
 from sources.base import Loader

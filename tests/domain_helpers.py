@@ -13,8 +13,8 @@ import pytest
 
 from domains.base import LABELS, Candidate, normalize_text
 from domains.check import DomainReport, generate_verified
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+from pipeline.core.config import load_profile
+from pipeline.core.errors import InputError
 
 
 def kept(domain: str, profile: str) -> tuple[dict[str, int], DomainReport]:

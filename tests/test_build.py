@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.build import compare_outputs, run_build
-from pipeline.contract import validate_file
-from pipeline.errors import BuildError
+from pipeline.cli.materialize import compare_outputs, run_build
+from pipeline.harness.contract import validate_file
+from pipeline.core.errors import BuildError
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "pipeline.cli"]
@@ -90,7 +90,7 @@ def test_byte_identical_with_cold_cache(smoke, tmp_path):
 
 
 def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir):
-    import pipeline.config as config
+    import pipeline.core.config as config
 
     real = config.load_profile("smoke")
     matrix = {d: dict(c) for d, c in real.matrix.items()}
@@ -99,7 +99,7 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
     huge = config.Profile("smoke", real.description, real.labels, matrix,
                           {"train": real.total + 500 - 5 - 124, "dev": 62, "test": 62}, real.method_mix)
     monkeypatch.setattr(config, "load_profile", lambda name: huge)
-    for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.build"):
+    for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.cli.materialize"):
         if hasattr(sys.modules.get(mod), "load_profile"):
             monkeypatch.setattr(sys.modules[mod], "load_profile", lambda name: huge)
     out = tmp_path / "out"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.contract import check_file, validate_file, validate_rows
-from pipeline.errors import InputError
+from pipeline.harness.contract import check_file, validate_file, validate_rows
+from pipeline.core.errors import InputError
 
 DATA = Path(__file__).parent / "data"
 BENCH = DATA / "bench.jsonl"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.contract import validate_file
+from pipeline.harness.contract import validate_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -405,7 +405,7 @@ def test_commercial_only_in_generation_asset():
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="real corpora not present at /work/shared/datasets")
 def test_real_corpora_yield_verified_rows():
-    from pipeline.config import load_profile
+    from pipeline.core.config import load_profile
     from sources.datasets_dir import DatasetsDir
 
     ds, prof = DatasetsDir(REAL), load_profile("v1.1")

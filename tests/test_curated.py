@@ -2,8 +2,8 @@
 import pytest
 
 from domains.curated import curated_error, label, read_curated
-from pipeline.errors import InputError
-from pipeline.paths import CURATED
+from pipeline.core.errors import InputError
+from pipeline.core.paths import CURATED
 
 
 @pytest.mark.parametrize("text, message", [

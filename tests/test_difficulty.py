@@ -1,7 +1,7 @@
 """Threshold calibration, votes, kappa: hand-computed expectations."""
 import pytest
 
-from pipeline.difficulty import assign, cohen_kappa, difficulty_from_votes, f1_threshold
+from pipeline.stages.difficulty import assign, cohen_kappa, difficulty_from_votes, f1_threshold
 
 
 def test_f1_threshold_picks_the_best_cut():

@@ -15,8 +15,8 @@ from domains.check import generate_verified
 from domains.verify import verify
 from domains.verify.code import normalise_python
 from domains.verify.sandbox import run
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+from pipeline.core.config import load_profile
+from pipeline.core.errors import InputError
 
 UNITS = code._units()
 PLAN = code._plan()

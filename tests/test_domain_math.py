@@ -18,9 +18,9 @@ from domains.base import LABELS, Candidate, GenContext, Provenance, normalize_te
 from domains.check import generate_verified
 from domains.verify import get, verify
 from domains.verify.sympy_equiv import ParseError, answers_equivalent, parse_math
-from pipeline.config import load_profile
-from pipeline.errors import InputError
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.config import load_profile
+from pipeline.core.errors import InputError
+from pipeline.core.paths import PROJECT_ROOT
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -275,7 +275,7 @@ def test_quota_met_with_margin(profile):
 
 def test_generation_is_deterministic_across_hash_seeds():
     code = ("import hashlib; from domains.base import GenContext, canonical_json; from domains import math as M; "
-            "from pipeline.config import load_profile; need = dict(load_profile('v1.1').matrix['math']); "
+            "from pipeline.core.config import load_profile; need = dict(load_profile('v1.1').matrix['math']); "
             "c, _ = M.build(GenContext('math', 'v1.1', need)); "
             "print(hashlib.sha256(canonical_json([[x.key, x.expected_answer_a, x.expected_answer_b, "
             "dict(x.verification_payload), x.provenance.to_dict()] for x in c]).encode()).hexdigest())")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from domains import multi_turn as mt
 from domains.verify import verify
-from pipeline.errors import InputError
+from pipeline.core.errors import InputError
 
 from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
 

@@ -12,8 +12,8 @@ from domains import get_domain
 from domains import multilingual as ml
 from domains.base import LABELS, normalize_text, stable_rng
 from domains.verify import verify
-from pipeline.config import load_profile
-from pipeline.errors import InputError
+from pipeline.core.config import load_profile
+from pipeline.core.errors import InputError
 
 from domain_helpers import assert_family_rule, assert_quota, kept
 

@@ -10,7 +10,7 @@ from domains import get_domain
 from domains import qa_factual as qf
 from domains.base import LABELS, binary_label, normalize_text, stable_rng
 from domains.verify import verify
-from pipeline.errors import InputError
+from pipeline.core.errors import InputError
 
 from domain_helpers import assert_family_rule, assert_quota, kept
 

@@ -17,9 +17,9 @@ from domains.base import HIT_LABELS, LABELS, normalize_text, stable_rng
 from domains.check import generate_verified
 from domains.verify import verify
 from domains.verify.tool_call import canonical_call, json_schema_call, parse_call
-from pipeline.config import load_profile
+from pipeline.core.config import load_profile
 from domain_helpers import assert_input_error
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.paths import PROJECT_ROOT
 
 CANDS, DROPS = tool.plan()
 DATA = tool.load()

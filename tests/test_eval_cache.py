@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from pipeline import eval_cache
-from pipeline.eval_cache import EvalCache, implementation_identity
+from pipeline.harness import cache as eval_cache
+from pipeline.harness.cache import EvalCache, implementation_identity
 
 CONFIG = {"thresholds": [0.8, 0.9], "metrics": ["precision", "recall"], "on_error": "miss"}
 CACHE_MODULE = '''
@@ -143,7 +143,7 @@ def test_identity_covers_the_class_hierarchy_code():
 
     ident = implementation_identity(Local(".x"))
     assert ident["class"].endswith("Local") and ident["model_snapshot"] is None
-    assert [c["class"] for c in ident["code"]] == [f"{__name__}.{Local.__qualname__}", "pipeline.eval_cache.EvalCache"]
+    assert [c["class"] for c in ident["code"]] == [f"{__name__}.{Local.__qualname__}", "pipeline.harness.cache.EvalCache"]
     assert all(len(c["module_sha256"]) == 64 for c in ident["code"])
 
 

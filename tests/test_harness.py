@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline.baselines import BASELINES, always_hit, always_miss, exact_match, get_baseline
-from pipeline.errors import InputError
+from pipeline.harness.baselines import BASELINES, always_hit, always_miss, exact_match, get_baseline
+from pipeline.core.errors import InputError
 from pipeline.harness import HARNESS_VERSION, ROW_FIELDS, Row, Verdict, evaluate, load_bench, wilson
-from pipeline.paths import PROJECT_ROOT, ROW_SCHEMA
-from pipeline.registry import UnknownNameError
+from pipeline.core.paths import PROJECT_ROOT, ROW_SCHEMA
+from pipeline.core.registry import UnknownNameError
 
 DATA = Path(__file__).parent / "data"
 BENCH = DATA / "bench.jsonl"
@@ -53,7 +53,7 @@ def by_table(decide: dict[str, bool]):
 # ---------------------------------------------------------------- module surface
 
 def test_harness_imports_no_heavy_library():
-    code = ("import sys, pipeline.harness, pipeline.baselines\n"
+    code = ("import sys, pipeline.harness, pipeline.harness.baselines\n"
             "heavy = [m for m in ('dagster', 'torch', 'yaml', 'jsonschema') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)

@@ -12,8 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from pipeline.llm_cache import LLMError
-from pipeline.paths import PROJECT_ROOT
+from pipeline.llm.cache import LLMError
+from pipeline.core.paths import PROJECT_ROOT
 
 T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
 
@@ -60,7 +60,7 @@ class CountingProvider:
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from pipeline.llm_cache import build_request, make_entry, open_store
+    from pipeline.llm.cache import build_request, make_entry, open_store
     where, table, worker, count, overlap, go = sys.argv[1:7]
     store = open_store(None if where.startswith("postgresql") else where,
                        where if where.startswith("postgresql") else None, table=table)
@@ -106,12 +106,12 @@ import threading  # noqa: E402
 import pytest  # noqa: E402
 
 from pipeline import cli  # noqa: E402
-from pipeline.errors import InputError  # noqa: E402
-from pipeline.llm_cache import (  # noqa: E402
+from pipeline.core.errors import InputError  # noqa: E402
+from pipeline.llm.cache import (  # noqa: E402
     NOCACHE_MARKER, CachedProvider, ReplayMissError, SQLiteStore, build_request, canonical_json, make_entry,
     request_key,
 )
-from pipeline.llm_providers import (  # noqa: E402
+from pipeline.llm.providers import (  # noqa: E402
     LlamaCppProvider, OpenAICompatibleProvider, gguf_identity, load_llm_config,
 )
 
@@ -433,7 +433,7 @@ def test_llama_cpp_identity_is_the_gguf_sha256_and_checked_against_the_pin(tmp_p
 
 
 def test_llama_cpp_missing_runtime_is_a_clear_error_and_hits_need_no_runtime(tmp_path, store, clock):
-    pytest.importorskip("pipeline.llm_cache")
+    pytest.importorskip("pipeline.llm.cache")
     try:
         import llama_cpp  # noqa: F401
         pytest.skip("llama-cpp-python is installed: the missing-runtime message cannot be shown")
@@ -518,7 +518,7 @@ def test_llm_config_loads_and_rejects_unknown_keys(tmp_path):
 
 
 def test_open_llm_resolves_the_provider_once_and_honours_the_mode(tmp_path, monkeypatch):
-    from pipeline.llm_providers import open_llm
+    from pipeline.llm.providers import open_llm
 
     config = tmp_path / "llm.yaml"
     pin = "gguf-sha256:" + "1" * 64
@@ -538,7 +538,7 @@ def test_open_llm_resolves_the_provider_once_and_honours_the_mode(tmp_path, monk
 def test_set_up_that_finds_the_file_locked_is_retried_not_given_up():
     # Two processes switching a new file to WAL at once get "database is locked" without SQLite's busy
     # handler being called; opening must retry rather than run without the cache.
-    from pipeline.sqlite_wal import retry_locked
+    from pipeline.core.sqlite import retry_locked
 
     calls = []
 

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from pipeline.llm_cache import CachedProvider, PostgresStore, ReplayMissError, build_request, canonical_json, request_key
+from pipeline.llm.cache import CachedProvider, PostgresStore, ReplayMissError, build_request, canonical_json, request_key
 from test_llm_cache import MSGS, CountingProvider, FakeClock, run_two_writers
 
 URL = os.environ.get("CACHEEVAL_TEST_PG_URL")

@@ -11,10 +11,10 @@ import pytest
 
 from domains.base import GenContext
 from domains.lm import generate as lm
-from pipeline.errors import InputError
-from pipeline.llm_cache import CachedProvider, ReplayMissError, SQLiteStore
-from pipeline.llm_replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.errors import InputError
+from pipeline.llm.cache import CachedProvider, ReplayMissError, SQLiteStore
+from pipeline.llm.replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
+from pipeline.core.paths import PROJECT_ROOT
 
 
 class EchoModel:

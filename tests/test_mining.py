@@ -15,7 +15,7 @@ import pytest
 from domains.base import GenContext, canonical_json
 from domains.corpora import mining as M
 from domains.verify import verify
-from pipeline.paths import FIXTURES, PROJECT_ROOT
+from pipeline.core.paths import FIXTURES, PROJECT_ROOT
 from sources.datasets_dir import DatasetsDir
 
 
@@ -170,7 +170,7 @@ def test_same_output_under_different_hash_seeds(tmp_path):
 
 
 def test_bad_shard_name_is_one_line_error():
-    from pipeline.errors import InputError
+    from pipeline.core.errors import InputError
 
     with pytest.raises(InputError, match=r"^qqp/x\.json:file: not a real-traffic shard\. Use one of"):
         M.shard_prompts(DatasetsDir(FIXTURES), "qqp/x.json")

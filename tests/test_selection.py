@@ -4,8 +4,8 @@ from collections import Counter
 import pytest
 
 from domains.base import Candidate, Outcome, Provenance
-from pipeline.config import Profile
-from pipeline.selection import apportion, assign_splits, request_key, select, select_cell
+from pipeline.core.config import Profile
+from pipeline.stages.selection import apportion, assign_splits, request_key, select, select_cell
 
 MIX = {"real_traffic_mined": 520, "lm_generated": 490, "adversarial_perturbation": 473, "intent_bottom_up": 338,
        "existing_benchmark": 179, "curated": 1}

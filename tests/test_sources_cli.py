@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from pipeline.cli import main
-from pipeline.paths import FIXTURES, PROJECT_ROOT
+from pipeline.core.paths import FIXTURES, PROJECT_ROOT
 from sources.registry import LOADERS
 
 REAL = PROJECT_ROOT.parent / "shared" / "datasets"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.paths import FIXTURES, PROJECT_ROOT
-from pipeline.registry import UnknownNameError
+from pipeline.core.paths import FIXTURES, PROJECT_ROOT
+from pipeline.core.registry import UnknownNameError
 from sources.datasets_dir import DatasetsDir
 from sources.registry import LOADERS
 from sources.base import (IntentRecord, PairRecord, PromptRecord, QARecord, Record, ToolRecord, natural_key)
@@ -218,7 +218,7 @@ def test_unknown_corpus_lists_available():
 
 
 def test_same_records_under_other_hash_seeds():
-    code = ("import hashlib,sys; from sources.registry import LOADERS; from sources.datasets_dir import DatasetsDir; from pipeline.paths import FIXTURES;"
+    code = ("import hashlib,sys; from sources.registry import LOADERS; from sources.datasets_dir import DatasetsDir; from pipeline.core.paths import FIXTURES;"
             "d=DatasetsDir(FIXTURES); h=hashlib.sha256()\n"
             "for n in LOADERS.names():\n  [h.update(repr(r).encode()) for r in d.load(n)]\n"
             "h.update(repr(d.manifest()).encode()); print(h.hexdigest())")

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from pipeline.harness import ROW_FIELDS
-from pipeline.writer import atomic_write, jsonl_bytes, ordered_row
+from pipeline.core.writer import atomic_write, jsonl_bytes
+from pipeline.stages.assembly import ordered_row
 
 
 def row(i: str) -> dict:

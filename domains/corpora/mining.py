@@ -287,7 +287,7 @@ def shard_prompts(datasets: Any, shard: str, limit: int | None = None) -> tuple[
 
     corpus, _, rel = shard.partition("/")
     if corpus not in CORPORA or not rel:
-        from pipeline.errors import InputError
+        from pipeline.core.errors import InputError
         raise InputError(f"{shard}:file: not a real-traffic shard. Use one of shards(datasets): <corpus>/<file> "
                          f"with corpus in {', '.join(CORPORA)}")
     recs = sorted((r for r in _corpus_records(datasets, corpus) if r.source_file == rel),
@@ -306,15 +306,15 @@ def shard_prompts(datasets: Any, shard: str, limit: int | None = None) -> tuple[
 
 def default_cache_dir() -> Path:
     """$CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval (as the build's settings resolve it)."""
-    from pipeline.paths import PROJECT_ROOT
+    from pipeline.core.paths import PROJECT_ROOT
 
     return Path(os.environ.get("CACHEEVAL_CACHE_DIR") or PROJECT_ROOT / ".cache" / "cacheeval")
 
 
 def embed(texts: list[str], cache_dir: Path | None = None) -> Any:
     """MiniLM vectors (L2-normalised float32) for `texts`, through the content-addressed cache."""
-    from pipeline.embed_cache import EmbeddingCache, embed_texts
-    from pipeline.embedders import load_embedders_config
+    from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
+    from pipeline.stages.embedders import load_embedders_config
 
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     spec = load_embedders_config().specs[EMBEDDER]

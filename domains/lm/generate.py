@@ -33,9 +33,9 @@ from typing import Any, Iterable, Mapping
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.text import NUMBER_WORDS, ORDINALS, stem
-from pipeline.errors import InputError
-from pipeline.llm_cache import ReplayMissError
-from pipeline.paths import CONFIGS
+from pipeline.core.errors import InputError
+from pipeline.llm.cache import ReplayMissError
+from pipeline.core.paths import CONFIGS
 
 DOMAINS = ("qa_factual", "qa_open")
 PROMPTS_FILE = CONFIGS / "prompts" / "lm_paraphrase.yaml"
@@ -326,7 +326,7 @@ def _ask(llm, spec: Mapping[str, Any], params: Mapping[str, Any], seed: Seed) ->
     except ReplayMissError as exc:
         raise ReplayMissError(
             f"{REPLAY_REL}: no recorded response for prompt {spec['id']} on {seed.record} ({exc}). Re-record the "
-            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm_replay record") from None
+            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record") from None
 
 
 def generate(domain: str, ctx: GenContext) -> tuple[list[Candidate], Counter, int]:

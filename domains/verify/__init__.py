@@ -10,7 +10,7 @@ import importlib
 from typing import Callable
 
 from domains.base import Candidate, Outcome
-from pipeline.registry import Registry
+from pipeline.core.registry import Registry
 
 Verifier = Callable[[Candidate], Outcome]
 VERIFIERS: Registry[Verifier] = Registry("verifier")

@@ -246,7 +246,7 @@ def _persistent_get(key: str) -> SandboxResult | None:
 def _persistent_put(key: str, result: SandboxResult) -> None:
     import sqlite3
 
-    from pipeline.sqlite_wal import open_wal
+    from pipeline.core.sqlite import open_wal
 
     value = json.dumps({"status": result.status, "returncode": result.returncode, "stdout": result.stdout,
                         "stderr": result.stderr, "seconds": result.seconds, "isolation": list(result.isolation),

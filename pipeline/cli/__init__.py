@@ -6,17 +6,17 @@ import argparse
 import importlib
 import sys
 
-from pipeline.errors import CacheEvalError
+from pipeline.core.errors import CacheEvalError
 
 # subcommand → (module, one-line help)
 COMMANDS = {
-    "eval": ("pipeline.cli_eval", "score a cache (or a baseline) on a benchmark file"),
-    "validate": ("pipeline.cli_validate", "check a benchmark file against the row contract"),
-    "build": ("pipeline.cli_build", "build the benchmark (materialises the Dagster asset graph in process)"),
-    "check": ("pipeline.cli_build", "rebuild into a temporary folder and compare every committed output byte for byte"),
-    "sources": ("pipeline.cli_sources", "list the upstream corpora found in a datasets dir"),
-    "llm-cache": ("pipeline.cli_llm_cache", "inspect or evict the LLM response cache"),
-    "ui": ("pipeline.cli_ui", "start the Dagster UI (DAGSTER_HOME defaults to .dagster_home/)"),
+    "eval": ("pipeline.cli.eval", "score a cache (or a baseline) on a benchmark file"),
+    "validate": ("pipeline.cli.validate", "check a benchmark file against the row contract"),
+    "build": ("pipeline.cli.build", "build the benchmark (materialises the Dagster asset graph in process)"),
+    "check": ("pipeline.cli.build", "rebuild into a temporary folder and compare every committed output byte for byte"),
+    "sources": ("pipeline.cli.sources", "list the upstream corpora found in a datasets dir"),
+    "llm-cache": ("pipeline.cli.llm_cache", "inspect or evict the LLM response cache"),
+    "ui": ("pipeline.cli.ui", "start the Dagster UI (DAGSTER_HOME defaults to .dagster_home/)"),
 }
 
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.errors import CacheEvalError, InputError
+from pipeline.core.errors import CacheEvalError, InputError
 
 EPILOG = """examples:
   cacheeval eval --bench outputs/cachebench.jsonl --baseline exact_match
@@ -140,11 +140,11 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.baselines import get_baseline
-    from pipeline.eval_cache import EvalCache
-    from pipeline.hashing import file_sha256
+    from pipeline.harness.baselines import get_baseline
+    from pipeline.harness.cache import EvalCache
+    from pipeline.core.hashing import file_sha256
     from pipeline.harness import Report, evaluate, load_bench
-    from pipeline.registry import UnknownNameError
+    from pipeline.core.registry import UnknownNameError
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")

@@ -42,9 +42,9 @@ def _format(stats: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Open the store, then print its stats or evict old entries."""
-    from pipeline.errors import InputError
-    from pipeline.llm_cache import open_store
-    from pipeline.llm_providers import load_llm_config
+    from pipeline.core.errors import InputError
+    from pipeline.llm.cache import open_store
+    from pipeline.llm.providers import load_llm_config
 
     config = load_llm_config()
     url = args.url or (None if args.db else config.postgres_url())

@@ -1,4 +1,7 @@
-"""Typed errors. The CLI prints each as one line `error: <what>. <how to fix>` and exits nonzero."""
+"""Typed errors. The CLI prints each as one line `error: <what>. <how to fix>` and exits nonzero.
+`warn` is the one way a step reports a problem it recovered from (a cache set aside, say)."""
+
+import sys
 
 
 class CacheEvalError(Exception):
@@ -13,3 +16,8 @@ class InputError(CacheEvalError):
 
 class BuildError(CacheEvalError):
     """The build could not produce a valid benchmark (a check failed, a quota cell is short)."""
+
+
+def warn(message: str) -> None:
+    """Print a one-line warning on stderr; the work goes on."""
+    print(f"warning: {message}", file=sys.stderr)

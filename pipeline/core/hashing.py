@@ -1,11 +1,13 @@
-"""sha256 of files: plain (inputs whose bytes may change at any moment) and memoised per process
+"""Canonical JSON and the content hashes built from it; sha256 of files: plain (inputs whose bytes may change at any moment) and memoised per process
 on (path, size, mtime) for large model weights that are installed, never edited in place."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 def file_sha256(path: str | Path) -> str:
@@ -27,3 +29,18 @@ def weights_file_sha256(path: str | Path) -> str:
     process re-hashes the bytes."""
     st = os.stat(path)
     return _by_stat(str(path), st.st_size, st.st_mtime_ns)
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys at every level, fixed separators, no NaN, UTF-8 kept: the form every content
+    key is hashed from."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stable_hash(*parts: Any) -> str:
+    """sha256 hex of the canonical JSON of `parts`."""
+    return sha256_text(canonical_json(list(parts)))

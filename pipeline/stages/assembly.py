@@ -1,6 +1,6 @@
 """What a build writes, as plain functions the assets call: row assembly, invariants, the
 benchmark and split files, the calibration report, baseline reports and the build manifest.
-Every file goes through pipeline.writer (byte-stable, atomic)."""
+Every file goes through pipeline.core.writer (byte-stable, atomic)."""
 from __future__ import annotations
 
 import hashlib
@@ -9,14 +9,25 @@ from pathlib import Path
 from typing import Any, Callable
 
 from domains.base import LABELS, binary_label, canonical_json, pair_signature, request_key
-from pipeline.config import Profile
-from pipeline.paths import CONFIGS, CURATED
-from pipeline.writer import atomic_write, jsonl_bytes, ordered_row, write_json
+from pipeline.core.config import Profile
+from pipeline.core.paths import CONFIGS, CURATED
+from pipeline.core.writer import atomic_write, jsonl_bytes, write_json
+from pipeline.harness import ROW_FIELDS
 
 BENCH = "cachebench.jsonl"
 # Fields a published test row keeps; everything else goes to the labels file.
 TEST_PUBLIC_FIELDS = ("id", "domain", "query_a", "query_b", "context_a", "context_b", "system_prompt_a",
                       "system_prompt_b", "tools_a", "tools_b")
+
+
+def ordered_row(row: dict) -> dict:
+    """The row with the 22 schema fields first, in schema order, then provenance fields."""
+    missing = [k for k in ROW_FIELDS if k not in row]
+    if missing:
+        raise KeyError(f"row {row.get('id')}: missing {missing}")
+    out = {k: row[k] for k in ROW_FIELDS}
+    out.update({k: row[k] for k in row if k not in out})
+    return out
 
 
 def _plain(obj: Any) -> Any:
@@ -58,7 +69,7 @@ def assemble_rows(selected: list, difficulty: dict) -> list[dict]:
 # ---------------------------------------------------------------- invariants (blocking checks)
 
 def _schema(rows: list[dict], profile: Profile) -> tuple[list[str], dict]:
-    from pipeline.contract import validate_rows
+    from pipeline.harness.contract import validate_rows
 
     problems = validate_rows([(i + 1, r) for i, r in enumerate(rows)], BENCH)
     return problems, {"rows": len(rows)}
@@ -228,7 +239,7 @@ def write_calibration(out_dir: Path, selected: list, sims: dict, diff: dict) -> 
 def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], dict]:
     """Baseline reports. Latency is left out of committed reports: it is the machine's, not the
     benchmark's, and would break byte-identical rebuilds."""
-    from pipeline.baselines import BASELINES
+    from pipeline.harness.baselines import BASELINES
     from pipeline.harness import Report, Row, evaluate
 
     bench = [Row.from_dict(r) for r in rows]

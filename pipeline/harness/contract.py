@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from domains.base import binary_label
-from pipeline.errors import InputError
+from pipeline.core.taxonomy import binary_label
+from pipeline.core.errors import InputError
 from pipeline.harness import ROW_FIELDS
-from pipeline.paths import ROW_SCHEMA
+from pipeline.core.paths import ROW_SCHEMA
 
 _RANK = {name: i for i, name in enumerate(ROW_FIELDS)}
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number",

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.paths import CONFIGS
+from pipeline.core.paths import CONFIGS
 
 
 class ConfigError(ValueError):
@@ -116,7 +116,7 @@ def load_profiles(path: Path = CONFIGS / "sampling.yaml") -> dict[str, Profile]:
 
 
 def load_profile(name: str) -> Profile:
-    from pipeline.registry import Registry
+    from pipeline.core.registry import Registry
 
     reg: Registry[Profile] = Registry("profile")
     for k, v in load_profiles().items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pipeline.harness import Row, Verdict
-from pipeline.registry import Registry
+from pipeline.core.registry import Registry
 
 Cache = Callable[[Row], Any]
 BASELINES: Registry[Cache] = Registry("baseline")

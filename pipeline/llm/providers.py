@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.config import ConfigError, check_keys, read_yaml
-from pipeline.errors import InputError
-from pipeline.hashing import weights_file_sha256
-from pipeline.llm_cache import CacheStore, CachedProvider, Clock, LLMError, ReplayMissError, open_store, resolve_mode
-from pipeline.paths import CONFIGS, PROJECT_ROOT
+from pipeline.core.config import ConfigError, check_keys, read_yaml
+from pipeline.core.errors import InputError
+from pipeline.core.hashing import weights_file_sha256
+from pipeline.llm.cache import CacheStore, CachedProvider, Clock, LLMError, ReplayMissError, open_store, resolve_mode
+from pipeline.core.paths import CONFIGS, PROJECT_ROOT
 
 LLM_CONFIG = CONFIGS / "llm.yaml"
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|@sha256:[0-9a-f]{64})$")

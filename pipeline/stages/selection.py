@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from domains.base import LABELS, Candidate, Outcome, request_key, stable_hash, stable_rng
-from pipeline.config import Profile
+from pipeline.core.config import Profile
 
 
 @dataclass(frozen=True)

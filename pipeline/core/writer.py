@@ -9,8 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from pipeline.harness import ROW_FIELDS
-
 
 def dumps_line(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -32,15 +30,6 @@ def _check_plain(value: Any, where: str) -> None:
         return
     raise TypeError(f"{where}: {type(value).__name__} is not a plain JSON type")
 
-
-def ordered_row(row: dict) -> dict:
-    """The row with the 22 schema fields first, in schema order, then provenance fields."""
-    missing = [k for k in ROW_FIELDS if k not in row]
-    if missing:
-        raise KeyError(f"row {row.get('id')}: missing {missing}")
-    out = {k: row[k] for k in ROW_FIELDS}
-    out.update({k: row[k] for k in row if k not in out})
-    return out
 
 
 def jsonl_bytes(rows: Iterable[dict], sort_by_id: bool = True) -> bytes:

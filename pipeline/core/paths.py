@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = PROJECT_ROOT / "configs"
 OUTPUTS = PROJECT_ROOT / "outputs"
 SOURCES = PROJECT_ROOT / "sources"

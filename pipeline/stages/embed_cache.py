@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Callable
 
 from domains.base import stable_hash
-from pipeline.embedders import EmbedderSpec, load_encoder, weights_sha256
-from pipeline.sqlite_wal import open_wal
+from pipeline.stages.embedders import EmbedderSpec, load_encoder, weights_sha256
+from pipeline.core.sqlite import open_wal
 
 # 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
 # batches and are never reused.

@@ -11,7 +11,7 @@ store and opens the configured provider over it in ``replay`` mode, so a rebuild
 (the provider's snapshot is pinned in configs/llm.yaml) and a request that is not in the file fails
 with ``ReplayMissError``. Recording the entries needs the model:
 
-    CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm_replay record
+    CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from pipeline.errors import InputError
-from pipeline.llm_cache import (CacheStore, CachedProvider, Entry, SQLiteStore, canonical_json, prompt_preview,
+from pipeline.core.errors import InputError
+from pipeline.llm.cache import (CacheStore, CachedProvider, Entry, SQLiteStore, canonical_json, prompt_preview,
                                 response_problem, response_text, sha256_text)
-from pipeline.paths import CURATED, PROJECT_ROOT
+from pipeline.core.paths import CURATED, PROJECT_ROOT
 
 REPLAY_FILE = CURATED / "llm_replay.jsonl"
 _FIELDS = ("key", "provider", "model", "created_at", "prompt", "text", "request", "response", "usage")
@@ -83,7 +83,7 @@ def parse_line(line: str, where: str) -> Entry:
     try:
         obj = json.loads(line)
     except ValueError as exc:
-        raise InputError(f"{where}: not JSON ({exc.msg}). Re-export the file with `python -m pipeline.llm_replay "
+        raise InputError(f"{where}: not JSON ({exc.msg}). Re-export the file with `python -m pipeline.llm.replay "
                          f"export`") from None
     if not isinstance(obj, dict) or set(obj) != set(_FIELDS):
         got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
@@ -111,7 +111,7 @@ def load_entries(path: Path = REPLAY_FILE) -> list[Entry]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise InputError(f"{rel}: file not found. Restore it from git or record it with "
-                         f"`python -m pipeline.llm_replay record`") from None
+                         f"`python -m pipeline.llm.replay record`") from None
     entries: list[Entry] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -145,13 +145,13 @@ def replay_store(path: Path = REPLAY_FILE) -> SQLiteStore:
         st = path.stat()
     except FileNotFoundError:
         raise InputError(f"{_rel(path)}: file not found. Restore it from git or record it with "
-                         f"`python -m pipeline.llm_replay record`") from None
+                         f"`python -m pipeline.llm.replay record`") from None
     return _replay_store(str(path.resolve()), st.st_size, st.st_mtime_ns)
 
 
 def replay_llm(path: Path = REPLAY_FILE, provider: str | None = None) -> CachedProvider:
     """The configured provider in replay mode over the committed entries (needs no model)."""
-    from pipeline.llm_providers import open_llm
+    from pipeline.llm.providers import open_llm
 
     return open_llm("replay", provider=provider, store=replay_store(path))
 
@@ -161,8 +161,8 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
     export that store to `path`, and return the generation report."""
     from domains.base import GenContext
     from domains.lm.generate import DOMAINS, generate
-    from pipeline.config import load_profile
-    from pipeline.llm_providers import open_llm
+    from pipeline.core.config import load_profile
+    from pipeline.llm.providers import open_llm
 
     prof = load_profile(profile)
     folder = tempfile.mkdtemp(prefix="cacheeval-record-")

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.errors import BuildError
+from pipeline.core.errors import BuildError
 
 EXAMPLES = """examples:
   cacheeval build                              # the embedded default (v1.1) into outputs/
@@ -52,7 +52,7 @@ def run(args) -> int:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args._command == "check":
         return _check(args)
-    from pipeline.build import run_build
+    from pipeline.cli.materialize import run_build
 
     t0 = time.perf_counter()
     res = run_build(args.profile, args.out, _datasets(args), args.cache_dir, progress=lambda s: print(s, file=sys.stderr),
@@ -80,8 +80,8 @@ def run(args) -> int:
 
 
 def _check(args) -> int:
-    from pipeline.build import compare_outputs, run_build
-    from pipeline.paths import OUTPUTS
+    from pipeline.cli.materialize import compare_outputs, run_build
+    from pipeline.core.paths import OUTPUTS
 
     committed = args.outputs or OUTPUTS
     mpath = committed / "manifest.json"

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from pipeline.errors import CacheEvalError, InputError
-from pipeline.sqlite_wal import open_wal
+from pipeline.core.errors import CacheEvalError, InputError, warn
+from pipeline.core.hashing import canonical_json, sha256_text
+from pipeline.core.sqlite import open_wal
 
 SCHEMA = 1
 NOCACHE_MARKER = "CACHEEVAL_NOCACHE"
@@ -57,19 +58,6 @@ class LLMError(CacheEvalError):
 class ReplayMissError(CacheEvalError):
     """Replay mode found no cached response for a request."""
 
-
-def warn(message: str) -> None:
-    """Print a one-line warning; the build goes on."""
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def canonical_json(obj: Any) -> str:
-    """Canonical JSON: sorted keys at every level, fixed separators, no NaN, UTF-8 kept."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def resolve_mode(mode: str | None = None, default: str = "both") -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline.errors import BuildError
+from pipeline.core.errors import BuildError
 
 PARTITIONED = ("candidate_rows", "verified_rows")
 # The CLI prints its own progress; Dagster's per-event debug lines would drown it.
@@ -67,9 +67,9 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     from dagster import AssetKey, DagsterInstance, FilesystemIOManager, materialize
 
     from domains import domain_names
-    from pipeline.config import load_profile
+    from pipeline.core.config import load_profile
     from pipeline.definitions import all_assets, all_checks
-    from pipeline.paths import OUTPUTS
+    from pipeline.core.paths import OUTPUTS
     from pipeline.resources import BuildSettings
 
     load_profile(profile)  # unknown profile: fail before any work

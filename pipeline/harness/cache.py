@@ -4,7 +4,7 @@ it has changed.
 The key is the sha256 of the canonical JSON of an identity: the benchmark file's sha256; the cache
 implementation (module, class, sha256 of every project/user module in its class hierarchy, and its
 optional `model_snapshot` and `settings` attributes); the harness (HARNESS_VERSION and the sha256
-of pipeline/harness.py) and its config (thresholds, metric set, on_error); and `SCHEMA`.
+of pipeline/harness/) and its config (thresholds, metric set, on_error); and `SCHEMA`.
 
 Each entry is one readable JSON file holding the identity it was made from, the report and a
 checksum. Before serving, the stored identity must equal the current one and the checksum must hold;
@@ -27,12 +27,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pipeline.hashing import file_sha256
-from pipeline.llm_cache import canonical_json, sha256_text, warn
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.hashing import file_sha256
+from pipeline.core.hashing import canonical_json, sha256_text
+from pipeline.core.errors import warn
+from pipeline.core.paths import PROJECT_ROOT
 
 SCHEMA = 1
-# Used only while pipeline/harness.py has no HARNESS_VERSION; the harness file hash still enters the key.
+# Used only while pipeline/harness/ has no HARNESS_VERSION; the harness file hash still enters the key.
 HARNESS_VERSION_PLACEHOLDER = "unversioned-placeholder"
 DEFAULT_DIR = PROJECT_ROOT / ".cache" / "eval"
 

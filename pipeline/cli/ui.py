@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 
-from pipeline.paths import PROJECT_ROOT
+from pipeline.core.paths import PROJECT_ROOT
 
 
 def dagster_home() -> str:

@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from pipeline.errors import InputError
+from pipeline.core.errors import InputError
 
 HARNESS_VERSION = "1"
 

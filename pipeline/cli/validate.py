@@ -20,8 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # jsonschema loads here, not at import: `cacheeval --help` stays light.
-    from pipeline.contract import check_file
-    from pipeline.errors import InputError
+    from pipeline.harness.contract import check_file
+    from pipeline.core.errors import InputError
 
     failed = False
     for path in args.paths:
