@@ -124,6 +124,20 @@ class Candidate:
     def with_(self, **changes: Any) -> "Candidate":
         return replace(self, **changes)
 
+    def under_policy(self, reason: str | None, **changes: Any) -> "Candidate":
+        """The candidate put under the no-cache policy `reason` (one of POLICY_REASONS): verified
+        by `policy_no_cache`, its own method and payload kept as the underlying check. None
+        returns the candidate unchanged (with `changes` applied). The one way any domain does it."""
+        if reason is None:
+            return replace(self, **changes) if changes else self
+        if reason not in POLICY_REASONS:
+            raise ValueError(f"unknown policy reason {reason!r}; use one of {', '.join(POLICY_REASONS)}")
+        if self.verification_method == "policy_no_cache":
+            return replace(self, **changes) if changes else self
+        payload = {"policy": reason, "underlying_method": self.verification_method,
+                   "underlying_payload": self.verification_payload}
+        return replace(self, verification_method="policy_no_cache", verification_payload=payload, **changes)
+
 
 @dataclass(frozen=True)
 class Outcome:
