@@ -5,25 +5,21 @@ from collections import Counter
 
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
-from assets.groups import ASSEMBLY, SOURCES
-from pipeline.stages import assembly as out
+from assets.groups import ASSEMBLY
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
+from pipeline.stages import assembly as out
+from pipeline.stages.difficulty import DifficultyResult
+from pipeline.stages.values import SelectedRows, Similarities
 
-
-@asset(group_name=SOURCES)
-def source_manifest(build: BuildSettings) -> Output[dict]:
-    """Which upstream corpora the datasets dir holds, and the sha256 and size of every input file."""
-    manifest = out.input_manifest(build.datasets())
-    return Output(manifest, metadata={"datasets_dir": str(build.datasets_path or "(none: embedded default)"),
-                                      "corpora_used": MetadataValue.json(manifest["corpora"]),
-                                      "files": len(manifest["files"])})
+# pipeline.stages.assembly reads the difficulty and similarity values as mappings (field -> value);
+# vars() gives that view of a frozen record without copying it.
 
 
 @asset(group_name=ASSEMBLY)
-def cachebench(selected_rows: dict, row_difficulty: dict) -> Output[list]:
+def cachebench(selected_rows: SelectedRows, row_difficulty: DifficultyResult) -> Output[list[dict]]:
     """The benchmark rows in schema key order, sorted by id, with difficulty and provenance."""
-    rows = out.assemble_rows(selected_rows["rows"], row_difficulty)
+    rows = out.assemble_rows(list(selected_rows.rows), vars(row_difficulty))
     cells = Counter(f"{r['domain']}/{r['label']}" for r in rows)
     return Output(rows, metadata={"rows": len(rows), "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in rows))),
                                   "binary": MetadataValue.json(dict(Counter(r["binary_label"] for r in rows))),
@@ -34,7 +30,7 @@ def _invariant_check(name: str, description: str) -> AssetChecksDefinition:
     fn = out.INVARIANTS[name]
 
     @asset_check(asset=cachebench, name=name, blocking=True, description=description)
-    def check(build: BuildSettings, cachebench: list) -> AssetCheckResult:
+    def check(build: BuildSettings, cachebench: list[dict]) -> AssetCheckResult:
         problems, meta = fn(cachebench, load_profile(build.profile))
         return AssetCheckResult(passed=not problems, metadata={
             **{k: MetadataValue.json(v) if isinstance(v, (dict, list)) else v for k, v in meta.items()},
@@ -47,31 +43,34 @@ INVARIANT_CHECKS = [_invariant_check(name, desc) for name, desc in out.INVARIANT
 
 
 @asset(group_name=ASSEMBLY)
-def benchmark_files(build: BuildSettings, cachebench: list) -> Output[dict]:
+def benchmark_files(build: BuildSettings, cachebench: list[dict]) -> Output[dict[str, str]]:
     """outputs/cachebench.jsonl and the splits (test published without labels, labels apart)."""
     written = out.write_benchmark(build.outputs, cachebench)
     return Output(written, metadata={"files": MetadataValue.json(sorted(written))})
 
 
 @asset(group_name=ASSEMBLY)
-def calibration_report(build: BuildSettings, selected_rows: dict, row_similarities: dict, row_difficulty: dict) -> Output[dict]:
+def calibration_report(build: BuildSettings, selected_rows: SelectedRows, row_similarities: Similarities,
+                       row_difficulty: DifficultyResult) -> Output[dict[str, str]]:
     """outputs/reports/calibration.md: per-model thresholds, agreement, kappa, and a similarity plot."""
-    written = out.write_calibration(build.outputs, selected_rows["rows"], row_similarities, row_difficulty)
-    return Output(written, metadata={"kappa": round(row_difficulty["kappa"], 4), "files": MetadataValue.json(sorted(written))})
+    written = out.write_calibration(build.outputs, list(selected_rows.rows), vars(row_similarities),
+                                    vars(row_difficulty))
+    return Output(written, metadata={"kappa": round(row_difficulty.kappa, 4), "files": MetadataValue.json(sorted(written))})
 
 
 @asset(group_name=ASSEMBLY)
-def baseline_reports(build: BuildSettings, cachebench: list) -> Output[dict]:
+def baseline_reports(build: BuildSettings, cachebench: list[dict]) -> Output[dict[str, str]]:
     """Reports of the reference baselines (always_miss, always_hit, exact_match) on the benchmark."""
     written, headline = out.write_baselines(build.outputs, cachebench)
     return Output(written, metadata={"headline": MetadataValue.json(headline)})
 
 
 @asset(group_name=ASSEMBLY)
-def build_manifest(build: BuildSettings, source_manifest: dict, row_similarities: dict, selected_rows: dict,
-                   benchmark_files: dict, calibration_report: dict, baseline_reports: dict) -> Output[dict]:
+def build_manifest(build: BuildSettings, source_manifest: dict, row_similarities: Similarities,
+                   selected_rows: SelectedRows, benchmark_files: dict[str, str], calibration_report: dict[str, str],
+                   baseline_reports: dict[str, str]) -> Output[dict]:
     """outputs/manifest.json: profile, config hash, inputs' sha256, model snapshots, every output's sha256."""
     manifest = out.write_manifest(build.outputs, load_profile(build.profile), source_manifest,
-                                  row_similarities["snapshots"], selected_rows,
+                                  row_similarities.snapshots, vars(selected_rows),
                                   {**benchmark_files, **calibration_report, **baseline_reports})
     return Output(manifest, metadata={"outputs": len(manifest["outputs"]), "profile": manifest["profile"]})

@@ -11,17 +11,19 @@ from domains.base import GenContext
 from domains.check import generate
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
+from pipeline.stages.values import DomainCandidates, MinedPairs
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
 
 
 @asset(partitions_def=DOMAIN_PARTITIONS, group_name=GENERATION)
-def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_pairs: dict) -> Output[dict]:
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings,
+                   mined_pairs: MinedPairs) -> Output[DomainCandidates]:
     """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
     domain = context.partition_key
     profile = load_profile(build.profile)
     ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                     datasets=build.datasets(), llm=build.llm(), mined=mined_pairs)
+                     datasets=build.datasets(), llm=build.llm(), mined=mined_pairs.for_generators())
     generated, drops = generate(domain, ctx)
     cands, per = [], Counter()
     for c in generated:
@@ -31,7 +33,7 @@ def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_p
         cands.append(c)
         per[f"{c.label}/{c.construction_method}"] += 1
     return Output(
-        {"candidates": cands, "drops": dict(drops)},
+        DomainCandidates(domain, tuple(cands), dict(drops)),
         metadata={"candidates": len(cands), "per_label_method": MetadataValue.json(dict(sorted(per.items()))),
                   "drops": MetadataValue.json(dict(sorted(drops.items())))},
     )

@@ -1,7 +1,11 @@
-"""Asset group names (stages of the flow, left to right)."""
+"""Asset group names: one group per asset module (assets/<group>.py), the stages of the flow.
+
+STAGES lists them left to right, the order the Dagster UI lays them out and the build runs them."""
 SOURCES = "sources"
 GENERATION = "generation"
 VERIFICATION = "verification"
 SELECTION = "selection"
 DIFFICULTY = "difficulty"
 ASSEMBLY = "assembly"
+
+STAGES = (SOURCES, GENERATION, VERIFICATION, SELECTION, DIFFICULTY, ASSEMBLY)

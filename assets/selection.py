@@ -10,42 +10,42 @@ from domains import domain_names
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 from pipeline.stages.selection import select
+from pipeline.stages.values import SelectedRows, VerifiedRows
 
 
 @asset(group_name=SELECTION)
-def selected_rows(build: BuildSettings, verified_rows: dict) -> Output[dict]:
+def selected_rows(build: BuildSettings, verified_rows: dict[str, VerifiedRows]) -> Output[SelectedRows]:
     """Rows selected per cell from the verified candidates (method mix, seeded order), numbered and split."""
     profile = load_profile(build.profile)
-    verified = {d: verified_rows[d]["rows"] for d in sorted(verified_rows)}
-    sel = select(profile, verified)
-    drops = {d: verified_rows[d]["drops"] for d in sorted(verified_rows)}
+    domains = sorted(verified_rows)  # one entry per domain partition
+    sel = select(profile, {d: verified_rows[d].rows for d in domains})
+    value = SelectedRows.of(profile.name, sel, {d: verified_rows[d].drops for d in domains})
     methods = Counter()
     for (d, lab, m), n in sel.methods.items():
         methods[m] += n
     return Output(
-        {"profile": profile.name, "rows": sel.rows, "shortfalls": sel.shortfalls, "drops": drops,
-         "surplus": dict(sel.surplus), "methods": dict(sel.methods)},
+        value,
         metadata={"profile": profile.name, "rows": len(sel.rows), "expected_rows": profile.total,
                   "short_cells": MetadataValue.json({f"{d}/{lab}": n for (d, lab), n in sorted(sel.shortfalls.items())}),
                   "construction_methods": MetadataValue.json(dict(sorted(methods.items())))},
     )
 
 
-def explain_shortfall(selected: dict, domain: str, label: str) -> str:
+def explain_shortfall(selected: SelectedRows, domain: str, label: str) -> str:
     """Why a cell is short: the verified-candidate drops of that label, most frequent first."""
-    drops = selected["drops"].get(domain, {})
+    drops = selected.drops.get(domain, {})
     mine = sorted(((n, k) for k, n in drops.items() if k.startswith(f"{label}:")), reverse=True)
     reasons = ", ".join(f"{k.split(':', 1)[1]} x{n}" for n, k in mine[:4]) or "no candidates dropped (too few generated)"
-    return f"{domain}/{label} short by {selected['shortfalls'][(domain, label)]} ({reasons})"
+    return f"{domain}/{label} short by {selected.shortfalls[(domain, label)]} ({reasons})"
 
 
 def _quota_check(domain: str) -> AssetChecksDefinition:
     @asset_check(asset=selected_rows, name=f"quota_{domain}", blocking=True,
                  description=f"Every {domain} cell holds exactly its quota of rows.")
-    def check(build: BuildSettings, selected_rows: dict) -> AssetCheckResult:
+    def check(build: BuildSettings, selected_rows: SelectedRows) -> AssetCheckResult:
         profile = load_profile(build.profile)
         expected = profile.matrix.get(domain, {})
-        short = [(lab, n) for (d, lab), n in sorted(selected_rows["shortfalls"].items()) if d == domain]
+        short = [(lab, n) for (d, lab), n in sorted(selected_rows.shortfalls.items()) if d == domain]
         actual = {lab: q - dict(short).get(lab, 0) for lab, q in expected.items()}
         why = "; ".join(explain_shortfall(selected_rows, domain, lab) for lab, _ in short)
         return AssetCheckResult(passed=not short, metadata={

@@ -1,4 +1,7 @@
-"""verified_rows: each candidate through its verifier, then de-duplication (one partition per domain)."""
+"""verified_rows: each candidate through its verifier, then de-duplication (one partition per domain).
+
+A verifier that raises is a bug in the verifier, not a reason to drop the row: the asset fails,
+naming the verifier and the candidate, instead of letting the build come up short of quota."""
 
 from collections import Counter
 
@@ -6,20 +9,53 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from assets.generation import DOMAIN_PARTITIONS
 from assets.groups import VERIFICATION
+from domains.base import Candidate
 from domains.check import verify_candidates
+from pipeline.core.errors import BuildError
+from pipeline.stages.values import DomainCandidates, VerifiedRows
+
+# The reason domains.verify.verify gives a candidate whose verifier raised ("verifier_error:<exception>").
+VERIFIER_ERROR = "verifier_error:"
 
 
 @asset(partitions_def=DOMAIN_PARTITIONS, group_name=VERIFICATION)
-def verified_rows(context: AssetExecutionContext, candidate_rows: dict) -> Output[dict]:
+def verified_rows(context: AssetExecutionContext, candidate_rows: DomainCandidates) -> Output[VerifiedRows]:
     """Candidates whose label their domain's deterministic verifier confirms; drops counted by reason."""
-    kept, ver_drops = verify_candidates(candidate_rows["candidates"])
-    drops = Counter({f"generation:{k}": v for k, v in candidate_rows["drops"].items()})
+    kept, ver_drops = verify_candidates(list(candidate_rows.candidates))
+    if any(VERIFIER_ERROR in reason for reason in ver_drops):
+        raise BuildError(verifier_crashes(candidate_rows.domain, candidate_rows.candidates))
+    drops = Counter({f"generation:{k}": v for k, v in candidate_rows.drops.items()})
     drops.update(ver_drops)
     tiers = Counter(outcome.tier for _, outcome in kept)
     per_label = Counter(c.label for c, _ in kept)
     return Output(
-        {"rows": kept, "drops": dict(drops)},
+        VerifiedRows(candidate_rows.domain, tuple(kept), dict(drops)),
         metadata={"verified": len(kept), "per_label": MetadataValue.json(dict(sorted(per_label.items()))),
                   "tiers": MetadataValue.json(dict(sorted(tiers.items()))),
                   "drops": MetadataValue.json(dict(sorted(drops.items())))},
     )
+
+
+def verifier_crashes(domain: str, candidates: tuple[Candidate, ...]) -> str:
+    """The error for candidates whose verifier raised: the first one named (verifier, candidate key,
+    both queries, the exception) and how many there are. verify_candidates only counts drops, so the
+    candidates are verified again to find them; this runs only once a crash was counted."""
+    from domains.verify import verify
+
+    crashed = []
+    for c in candidates:
+        out = verify(c)
+        if out.reason.startswith(VERIFIER_ERROR):
+            crashed.append((c, out))
+    if not crashed:  # the verifier raised only the first time: still a bug, but no row to name
+        return f"a verifier of {domain} raised during verification. A verifier that raises is a bug: fix it"
+    c, out = crashed[0]
+    more = f" (and {len(crashed) - 1} more {domain} candidates)" if len(crashed) > 1 else ""
+    message = " ".join(str(out.evidence.get("message", "")).split())  # one line: the CLI shows the first
+    return (f"verifier '{c.verification_method}' raised {out.reason[len(VERIFIER_ERROR):]} on candidate "
+            f"{c.key} ({_short(c.query_a)!r} / {_short(c.query_b)!r}): {message}{more}. "
+            f"A verifier that raises is a bug, not a drop: fix the verifier in domains/verify/")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -12,7 +12,7 @@ import random
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pipeline.core.hashing import canonical_json, stable_hash
 from pipeline.core.taxonomy import (CONSTRUCTION_METHODS, HIT_LABELS, LABELS, POLICY_REASONS, TIERS,
@@ -175,23 +175,60 @@ class GenContext:
     datasets: Any = None  # sources.DatasetsDir or None
     llm: Any = None       # LLM provider resource or None
     mined: Any = None     # the mined_pairs asset's value (real-traffic candidates of every shard), or None: mine here
+    # The domain's policy (its DomainSpec.policy), for helpers shared by several domains that must
+    # apply it (domains/corpora); None: the caller did not pass it.
+    policy: Policy | None = None
 
     def rng(self, *names: Any) -> random.Random:
         return stable_rng(self.domain, *names)
 
 
 Generator = Callable[[GenContext], Iterable[Candidate]]
+# A domain's caching policy: the reason ("creative", "mutation", ...) that forces policy_no_cache, or None.
+Policy = Callable[[Candidate], str | None]
+
+
+@dataclass(frozen=True)
+class LMItem:
+    """One curated item a language model may reword (domains/lm): its phrasings, what a rewording
+    must keep or must not add, and what both sides of a pair of rewordings expect. The answer and
+    the verification payload come from the curated item, never from the model."""
+
+    group: str                      # the item's id: rewordings of one item pair up
+    spread_key: str                 # the seed sample takes turns over these (attribute, family, ...)
+    phrasings: tuple[str, ...]      # the curated phrasings; the prompt file says which are sent
+    keep: tuple[str, ...]           # entity or subject text a rewording keeps verbatim
+    keywords: tuple[str, ...]       # one must appear: the attribute or aspect asked for
+    foreign: tuple[str, ...]        # must not appear unless the seed has it (other attributes/aspects)
+    others: tuple[str, ...]         # the other entities or subjects of the domain's table
+    leaks: tuple[str, ...]          # answer forms: present only if the model answered instead
+    subcategory: str
+    answer: str                     # expected_answer_a and _b
+    verification_method: str
+    payload: Mapping[str, Any]      # verification_payload
+    asks_for: str                   # for the rationale: "the capital of Peru; both expect 'Lima'"
+
+
+@dataclass(frozen=True)
+class LMHooks:
+    """A domain's part in LM-generated rows; the prompting and the acceptance rules are generic
+    (domains/lm). `items(keywords)` gives the items whose attribute or aspect has keywords in the
+    prompt file (attribute -> words of which a rewording must use one)."""
+
+    items: Callable[[Mapping[str, tuple[str, ...]]], Sequence[LMItem]]
+    source_file: str                # the curated file, relative to the project, for provenance
 
 
 @dataclass(frozen=True)
 class DomainSpec:
-    """A domain's registration: generators per construction method, operators, verifier, policy."""
+    """A domain's registration: generators per construction method, operators, verifier, policy,
+    and (for a domain with lm_generated rows) its LM hooks."""
 
     name: str
     description: str
     generators: Mapping[str, Generator]
     verifier: str
     operators: Mapping[str, Operator] = field(default_factory=dict)
-    # Returns the policy reason ("creative", "mutation", ...) that forces policy_no_cache, or None.
-    policy: Callable[[Candidate], str | None] = lambda c: None
+    policy: Policy = lambda c: None
     version: str = "1"
+    lm: LMHooks | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from domains import get_domain
 from domains.base import LABELS, Candidate, GenContext, Outcome
@@ -29,6 +29,7 @@ def generate(domain: str, ctx: GenContext) -> tuple[list[Candidate], Counter]:
     """Every generator of a domain, in content-key order; a candidate whose construction method
     or domain is not the generator's is dropped and counted."""
     spec = get_domain(domain)
+    ctx = replace(ctx, policy=spec.policy)
     cands: list[Candidate] = []
     drops: Counter = Counter()
     for method, gen in spec.generators.items():
@@ -52,7 +53,7 @@ def verify_candidates(cands: list[Candidate]) -> tuple[list[tuple[Candidate, Out
         if sig in seen:
             drops[f"{c.label}:duplicate_pair"] += 1
             continue
-        out = verify(c)
+        out = verify(c, get_domain(c.domain).policy)
         if not out.passed:
             drops[f"{c.label}:{out.reason}"] += 1
             continue

@@ -9,11 +9,16 @@ topic or location swap); UNRELATED = requests from different seeds and subcatego
 curated theme (work, children, money...). Verifier: `rubric`. Time-sensitive requests (weather,
 news, scores, prices) are `policy_no_cache` with policy "time_sensitive" whatever their label, with
 the rubric as the underlying check; the loader checks that all wordings of such a seed ask about one
-time scope ("right now" and "today" are different questions) and that its answer names no other.
+time scope ("right now" and "today" are different questions) and that its answer names no other;
+the scopes are the one time-word table of domains/text.py. Corpus rows (MASSIVE, BANKING77) mark a
+live-information intent with `+time_sensitive` and a state-changing command (set an alarm, send an
+email) with `+mutation` in their subcategory, and the policy holds those reasons too.
+
+Candidates are built once (`families.capped_builder`, labels taking turns at one family guard in
+label order) up to `caps_for(ctx.need, margin=0, spare=10)`: max(need, 40) + 10 per label.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -21,7 +26,8 @@ from domains.corpora import mining
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
-from domains.families import limited_candidates, method_generators, surface
+from domains.families import capped_builder, method_generators, round_robin, surface
+from domains.text import time_scopes
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -30,24 +36,9 @@ VERSION = "1"
 SOURCE_FILE = CURATED / "conversational.yaml"
 SEED_KEYS = {"id", "subcategory", "themes", "slot", "value", "swaps", "wordings", "criteria", "answer", "related"}
 TIME_SENSITIVE = "time_sensitive"
-# Time scopes of a live request. "Open right now" and "open today" can have different answers, so
-# paraphrases must share one scope. Sorted by name; the patterns are matched case-insensitively.
-TIME_SCOPES = (
-    ("last_night", r"\blast night\b"),
-    ("latest", r"\b(latest|most recent(ly)?|recent)\b"),
-    ("now", r"\b(right now|at the moment|currently|current|now)\b"),
-    ("this_month", r"\bthis month\b"),
-    ("this_week", r"\bthis week\b"),
-    ("this_weekend", r"\bthis weekend\b"),
-    ("today", r"\btoday\b"),
-    ("tomorrow", r"\btomorrow\b"),
-    ("tonight", r"\btonight\b"),
-)
 SWAP_OPERATORS = ("audience_swap", "polarity_swap", "constraint_change", "topic_swap", "location_swap",
                   "direction_swap", "identifier_swap")
-# v1.1 needs 60/60/50/40/50; the rest is margin for verifier drops.
 UNRELATED_STEPS = (7, 19)  # partner seeds: k+7 and k+19 in the round-robin order
-CAP = {"EQUIV": 70, "PARA_SAFE": 70, "RELATED_UNSAFE": 60, "ADVERSARIAL": 50, "UNRELATED": 60}
 
 
 @lru_cache(maxsize=1)
@@ -75,11 +66,6 @@ def _seed() -> dict:
         if s["subcategory"] == TIME_SENSITIVE:
             _check_time_scope(s, where)
     return data
-
-
-def time_scopes(text: str) -> set[str]:
-    """The time scopes (now, today, last_night, latest, ...) a text asks or talks about."""
-    return {name for name, pat in TIME_SCOPES if re.search(pat, text, re.IGNORECASE)}
 
 
 def _check_time_scope(s: Mapping, where: str) -> None:
@@ -143,8 +129,10 @@ OPERATORS = {
 
 
 def policy(c: Candidate) -> str | None:
-    """Live information (weather, news, scores, prices) must be fetched, never served from a cache."""
-    return TIME_SENSITIVE if TIME_SENSITIVE in c.subcategory.split("+") else None
+    """Live information (weather, news, scores, prices) must be fetched, and a command that changes
+    state must be carried out: neither is served from a cache. The reason is the subcategory's
+    marker (curated live seeds are subcategory `time_sensitive`)."""
+    return corpus_intents.marked_policy(c.subcategory)
 
 
 GROUNDING = {
@@ -160,28 +148,25 @@ GROUNDING_LIVE = "A request for live information (weather, news, scores, prices)
 def _cand(label: str, sa: Mapping, qa: str, ca: list[str], ansa: str, sb: Mapping, qb: str, cb: list[str], ansb: str,
           method: str, template: str, rationale: str, op: str | None = None, params: Mapping | None = None) -> Candidate:
     sub = sa["subcategory"] if sa["subcategory"] == sb["subcategory"] else f"{sa['subcategory']}+{sb['subcategory']}"
-    crit = {"criteria_a": ca, "criteria_b": cb}
     live = TIME_SENSITIVE in sub.split("+")
-    if live:
-        vm, payload = "policy_no_cache", {"policy": TIME_SENSITIVE, "underlying_method": "rubric", "underlying_payload": crit}
-    else:
-        vm, payload = "rubric", crit
-    return Candidate(
+    c = Candidate(
         domain=DOMAIN, subcategory=sub, label=label, query_a=qa, query_b=qb, expected_answer_a=ansa, expected_answer_b=ansb,
-        rationale=rationale, verification_method=vm, verification_payload=payload, construction_method=method,
-        source="curated", real_world_grounding=GROUNDING_LIVE if live else GROUNDING[label],
+        rationale=rationale, verification_method="rubric", verification_payload={"criteria_a": ca, "criteria_b": cb},
+        construction_method=method, source="curated", real_world_grounding=GROUNDING_LIVE if live else GROUNDING[label],
         provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
                               operator=op, operator_params=dict(params) if params is not None else None,
                               source_file="sources/curated/conversational.yaml", source_record=sa["id"]),
     )
+    return c.under_policy(policy(c))
 
 
-def _proposals() -> dict[str, list[Candidate]]:
+def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
+    """Per-label candidates, seed by seed (the wording rotation is the variety; `rng_for` is unused)."""
     by_sub: dict[str, list[dict]] = {}
     for s in seeds():
         by_sub.setdefault(s["subcategory"], []).append(s)
     # Round-robin over subcategories, so that the per-label caps spread over all of them.
-    ss = [grp[i] for i in range(max(map(len, by_sub.values()))) for grp in by_sub.values() if i < len(grp)]
+    ss = round_robin(list(by_sub.values()))
     out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
     for k, s in enumerate(ss):
         main = (criteria(s), answer(s))
@@ -215,13 +200,15 @@ def _proposals() -> dict[str, list[Candidate]]:
     return out
 
 
-candidates = limited_candidates(_proposals, CAP)
+# Ten spare per label above max(need, 40): v1.1 needs 60/60/50/40/50 and the curated seeds offer
+# 98/98/98/58/78 candidates per label.
+_build = capped_builder(DOMAIN, _pools, LABELS, margin=0.0, spare=10)
 
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
-    generators={**method_generators(DOMAIN, lambda ctx: candidates()),
+    generators={**method_generators(DOMAIN, _build.for_ctx),
                 "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows,
                 "real_traffic_mined": mining.conversational_traffic_rows},
     verifier="rubric",

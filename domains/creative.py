@@ -7,17 +7,19 @@ for EQUIV (same request, surface variant) and PARA_SAFE (same brief reworded) an
 RELATED_UNSAFE (same subject, another form of brief), ADVERSARIAL (one operator change: the form,
 the subject or a named character; a form swap never stays inside a group of near-synonym forms such
 as slogan/tagline/motto, listed under form_groups) and UNRELATED (briefs of different families).
-Briefs and wordings come from sources/curated/creative.yaml.
+Briefs and wordings come from sources/curated/creative.yaml. Candidates are built once
+(`families.capped_builder`, labels taking turns at one family guard) up to
+`caps_for(ctx.need, spare=8)`: max(need, 40) plus 20%, plus 8, per label.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
-from domains.families import fix_articles, limited_candidates, method_generators, surface
+from domains.families import capped_builder, fix_articles, method_generators, round_robin, surface
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -25,7 +27,6 @@ DOMAIN = "creative"
 VERSION = "1"
 SOURCE_FILE = CURATED / "creative.yaml"
 FAMILIES = ("poem", "story", "slogan")
-CAP = {lab: 56 for lab in LABELS}
 
 
 @lru_cache(maxsize=1)
@@ -150,23 +151,23 @@ def _cand(label: str, ba: Mapping, qa: str, bb: Mapping, qb: str, method: str, t
           ca: list[str] | None = None, cb: list[str] | None = None, op: str | None = None, params: Mapping | None = None) -> Candidate:
     crit = {"criteria_a": ca or criteria(ba), "criteria_b": cb or criteria(bb)}
     sub = ba["family"] if ba["family"] == bb["family"] else f"{ba['family']}+{bb['family']}"
-    return Candidate(
+    c = Candidate(
         domain=DOMAIN, subcategory=sub, label=label, query_a=qa, query_b=qb,
         expected_answer_a=f"A new {ba['form']} about {ba['subject']}{ba['extra']}.",
         expected_answer_b=f"A new {bb['form']} about {bb['subject']}{bb['extra']}.",
-        rationale=rationale, verification_method="policy_no_cache",
-        verification_payload={"policy": "creative", "underlying_method": "rubric", "underlying_payload": crit},
-        construction_method=method, source="curated", real_world_grounding=GROUNDING[label],
+        rationale=rationale, verification_method="rubric", verification_payload=crit, construction_method=method,
+        source="curated", real_world_grounding=GROUNDING[label],
         provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
                               operator=op, operator_params=dict(params) if params is not None else None,
                               source_file="sources/curated/creative.yaml", source_record=f"{ba['form']}:{ba['subject']}"),
     )
+    return c.under_policy(policy(c))
 
 
-def _proposals() -> dict[str, list[Candidate]]:
-    by_family = {f: [b for b in briefs() if b["family"] == f] for f in FAMILIES}
+def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
+    """Per-label candidates, brief by brief (the phrasing rotation is the variety; `rng_for` is unused)."""
     # Round-robin over families, so that the per-label caps spread over poems, stories and slogans.
-    bs = [fam[i] for i in range(max(map(len, by_family.values()))) for fam in by_family.values() if i < len(fam)]
+    bs = round_robin([[b for b in briefs() if b["family"] == f] for f in FAMILIES])
     out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
     for k, b in enumerate(bs):
         ph = k
@@ -204,13 +205,14 @@ def _proposals() -> dict[str, list[Candidate]]:
     return out
 
 
-candidates = limited_candidates(_proposals, CAP)
+# Eight spare above the default 20% margin: 56 per label for both profiles.
+_build = capped_builder(DOMAIN, _pools, LABELS, spare=8)
 
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Poems, stories and slogans; a creative request is never served from a cache.",
-    generators={**method_generators(DOMAIN, lambda ctx: candidates()),
+    generators={**method_generators(DOMAIN, _build.for_ctx),
                 "real_traffic_mined": mining.creative_traffic_rows},
     verifier="policy_no_cache",
     operators=OPERATORS,

@@ -1,11 +1,12 @@
-"""Family limits and small candidate-building helpers shared by the domain modules.
+"""Family limits and the one candidate-building path shared by the domain modules.
 
 The split rule (domains/README.md): a normalised query text appears in at most 3 candidates, and a
 group of candidates linked by shared query texts holds at most 6, so that splits can keep test
-queries out of train/dev. `FamilyGuard` enforces it; `limit_families` (one ordered stream) and
-`select` (labels taking turns) are the two ways domains feed it. The surface helpers make EQUIV
-variants; `caps_for`, `capped_builder` and `method_generator` wire a domain's cached build into
-per-method generators. Standard library only.
+queries out of train/dev. `FamilyGuard` enforces it. A domain builds its candidates once:
+`capped_builder` runs `select` (labels taking turns at one guard) over its per-label pools up to
+`caps_for(ctx.need)`, and `method_generators` serves that one build per construction method.
+`spread` and `round_robin` order pools so that early picks cover every subcategory; the surface
+helpers make EQUIV variants. Standard library only.
 """
 from __future__ import annotations
 
@@ -60,75 +61,49 @@ class FamilyGuard:
         return True
 
 
-def limit_families(cands: Iterable[Candidate], max_uses: int = MAX_TEXT_USES, max_group: int = MAX_GROUP,
-                   cap: Mapping[str, int] | None = None) -> list[Candidate]:
-    """Keep candidates in order while every normalised query text stays in at most `max_uses`
-    candidates and every group linked by shared texts holds at most `max_group` (the split rule,
-    which looks at query text only, not system prompts or context). Duplicate pair signatures are
-    dropped first, and a label stops at its `cap`, so that neither uses up the text budget the
-    other labels need."""
-    guard = FamilyGuard(max_uses, max_group)
-    per_label: dict[str, int] = {}
-    kept: list[Candidate] = []
-    for c in cands:
-        if cap is not None and per_label.get(c.label, 0) >= cap[c.label]:
-            continue
-        if guard.offer(c):
-            per_label[c.label] = per_label.get(c.label, 0) + 1
-            kept.append(c)
-    return kept
+def select(pools: Mapping[str, Sequence[Candidate]], caps: Mapping[str, int], turn_order: Sequence[str],
+           max_uses: int = MAX_TEXT_USES, max_group: int = MAX_GROUP, tries: int | None = None) -> list[Candidate]:
+    """Labels take turns (in `turn_order`) offering their next candidates to one family guard until
+    each reaches its cap or runs out.
 
-
-def select(pools: Mapping[str, list[Candidate]], caps: Mapping[str, int], turn_order: Sequence[str],
-           max_uses: int = MAX_TEXT_USES, max_group: int = MAX_GROUP) -> list[Candidate]:
-    """Labels take turns (in `turn_order`) offering their next candidate to one family guard until
-    each reaches its cap or runs out; a label whose candidate is refused offers its next one in the
-    same turn."""
+    `tries` is how many candidates a label may offer in one turn: None (the default) lets a label
+    whose candidate is refused offer its next one in the same turn, until one is accepted; 1 makes
+    strict rounds, where a refused candidate costs its label the turn, so every label stays at the
+    same position of its pool (see `capped_builder`)."""
     guard = FamilyGuard(max_uses, max_group)
     pos = {lab: 0 for lab in turn_order}
     kept = {lab: 0 for lab in turn_order}
     out = []
     while True:
-        progressed = False
+        offered = False
         for lab in turn_order:
-            pool = pools.get(lab, [])
-            while kept[lab] < caps[lab] and pos[lab] < len(pool):
+            pool = pools.get(lab, ())
+            left = tries
+            while kept[lab] < caps[lab] and pos[lab] < len(pool) and (left is None or left > 0):
                 c = pool[pos[lab]]
                 pos[lab] += 1
+                offered = True
+                left = None if left is None else left - 1
                 if guard.offer(c):
                     kept[lab] += 1
                     out.append(c)
-                    progressed = True
                     break
-        if not progressed:
+        if not offered:
             return out
 
 
-def interleave(groups: Mapping[str, list[Candidate]], labels: Sequence[str] = LABELS) -> list[Candidate]:
-    """Round-robin over `labels` so a family limit applied afterwards never starves one label."""
-    out: list[Candidate] = []
-    longest = max((len(v) for v in groups.values()), default=0)
-    for i in range(longest):
-        for lab in labels:
-            if i < len(groups[lab]):
-                out.append(groups[lab][i])
+def round_robin(lanes: Iterable[Sequence[Any]]) -> list:
+    """The lanes interleaved: every lane's first item (in lane order), then every second, ..."""
+    lanes = list(lanes)
+    out: list = []
+    for i in range(max((len(lane) for lane in lanes), default=0)):
+        out.extend(lane[i] for lane in lanes if i < len(lane))
     return out
 
 
-def limited_candidates(proposals: Callable[[], Mapping[str, list[Candidate]]], cap: Mapping[str, int],
-                       max_uses: int = MAX_TEXT_USES, max_group: int = MAX_GROUP) -> Callable[[], tuple[Candidate, ...]]:
-    """A cached build (with `cache_clear()`) of a domain's candidates: its per-label proposals
-    interleaved by label, then `limit_families` with the per-label `cap`."""
-    @lru_cache(maxsize=1)
-    def candidates() -> tuple[Candidate, ...]:
-        return tuple(limit_families(interleave(proposals()), max_uses, max_group, cap=cap))
-    candidates.__doc__ = "All candidates of the domain after the family limit, in a stable order."
-    return candidates
-
-
-def spread(items: list, key: Callable[[Any], str], rng) -> list:
-    """Shuffle within each key (in place), then interleave the keys in sorted order, so early picks
-    cover every subcategory."""
+def spread(items: Iterable[Any], key: Callable[[Any], str], rng) -> list:
+    """Items grouped by `key`, each group shuffled by `rng` (groups in sorted key order), then
+    interleaved, so that any prefix covers every key (subcategory, operator, ...) evenly."""
     groups: dict[str, list] = {}
     for it in items:
         groups.setdefault(key(it), []).append(it)
@@ -137,10 +112,7 @@ def spread(items: list, key: Callable[[Any], str], rng) -> list:
         lane = groups[k]
         rng.shuffle(lane)
         lanes.append(lane)
-    out = []
-    for i in range(max((len(l) for l in lanes), default=0)):
-        out.extend(l[i] for l in lanes if i < len(l))
-    return out
+    return round_robin(lanes)
 
 
 _ARTICLE = re.compile(r"\b([Aa]) (?=([A-Za-z]+))")
@@ -190,21 +162,37 @@ def surface(text: str, k: int) -> str:
     return body.lower() + end[-1] * 2
 
 
-def caps_for(need: Mapping[str, int], labels: Sequence[str] = LABELS) -> dict[str, int]:
-    """Offer at least max(need, 40) per label plus a 20% margin."""
-    return {lab: math.ceil(max(int(need.get(lab, 0)), 40) * 1.2) for lab in labels}
+FLOOR = 40   # the lifted40 profile's per-cell need: every domain offers at least this many per label
+MARGIN = 0.2
 
 
-def capped_builder(domain: str, pools: Callable[[Callable[..., Any]], Mapping[str, list[Candidate]]],
-                   turn_order: Sequence[str]) -> Callable[[tuple[tuple[str, int], ...]], tuple[Candidate, ...]]:
-    """A cached build (per sorted caps tuple) of `select` over the pools `pools(rng_for)` makes.
-    `rng_for` is stable_rng(domain, ...), exactly ctx.rng(...): the build is cached per caps, not
-    per ctx. The result has `cache_clear()` for tests that rebuild."""
+def caps_for(need: Mapping[str, int], labels: Sequence[str] = LABELS, margin: float = MARGIN,
+             spare: int = 0) -> dict[str, int]:
+    """How many candidates a domain offers per label for a profile's `need`: max(need, FLOOR) plus
+    a `margin` (a fraction, 20% by default) rounded up, plus `spare` more. Because of the floor the
+    v1.1 and lifted40 profiles ask for the same caps wherever v1.1 needs 40 or fewer."""
+    return {lab: math.ceil(max(int(need.get(lab, 0)), FLOOR) * (1 + margin)) + spare for lab in labels}
+
+
+def capped_builder(domain: str, pools: Callable[[Callable[..., Any]], Mapping[str, Sequence[Candidate]]],
+                   turn_order: Sequence[str] = LABELS, *, margin: float = MARGIN, spare: int = 0,
+                   tries: int | None = None) -> Callable[[tuple[tuple[str, int], ...]], tuple[Candidate, ...]]:
+    """The one way a domain builds its candidates once and serves every construction method:
+    `select` over the per-label pools that `pools(rng_for)` makes, cached per sorted caps tuple.
+
+    `rng_for` is stable_rng(domain, ...), exactly ctx.rng(...), so the build is cached per caps,
+    not per ctx. `build.for_ctx(ctx)` builds for the caps of the profile's need
+    (`caps_for(ctx.need, margin=margin, spare=spare)`): feed it to `method_generators`. The result
+    has `cache_clear()` for tests that rebuild."""
     @lru_cache(maxsize=8)
     def build(caps: tuple[tuple[str, int], ...]) -> tuple[Candidate, ...]:
-        return tuple(select(pools(lambda *names: stable_rng(domain, *names)), dict(caps), turn_order))
+        return tuple(select(pools(lambda *names: stable_rng(domain, *names)), dict(caps), turn_order, tries=tries))
+
+    def for_ctx(ctx: GenContext) -> tuple[Candidate, ...]:
+        return build(tuple(sorted(caps_for(ctx.need, margin=margin, spare=spare).items())))
+
     build.__doc__ = f"{domain} candidates for the given caps, after the family guard."
-    build.for_ctx = lambda ctx: build(tuple(sorted(caps_for(ctx.need).items())))  # caps from the profile's need
+    build.for_ctx = for_ctx
     return build
 
 

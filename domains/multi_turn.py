@@ -13,6 +13,10 @@ after a different conversation of the same kind, or another question in the same
 ADVERSARIAL = one answer-determining token changed by an operator, either in the earlier turns
 (30 °C -> 35 °C, Austria -> Australia) or in the final message (Fahrenheit -> Kelvin, second ->
 third); UNRELATED = conversations of different kinds.
+
+Candidates are built once (`families.capped_builder`) up to `caps_for(ctx.need, spare=8)`, labels
+taking turns at one family guard in strict rounds (one try per turn): every pool runs over the
+conversations in one order, so a label whose candidate is refused does not run ahead of the others.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
-from domains.families import limited_candidates, method_generators, surface
+from domains.families import capped_builder, method_generators, round_robin, surface
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -30,8 +34,6 @@ DOMAIN = "multi_turn"
 VERSION = "1"
 SOURCE_FILE = CURATED / "multi_turn.yaml"
 ORDINALS = ("first", "second", "third")
-# Per-label ceiling: lifted40 needs 40/40/50/40/40; the rest is margin for verifier drops.
-CAP = {"EQUIV": 56, "PARA_SAFE": 56, "RELATED_UNSAFE": 68, "ADVERSARIAL": 56, "UNRELATED": 56}
 
 
 @dataclass(frozen=True)
@@ -234,15 +236,12 @@ KIND_BUILDERS: Mapping[str, Callable[[Mapping], tuple[list[Instance], list[Pertu
 def scenarios() -> tuple[tuple[Instance, ...], tuple[Perturbed, ...]]:
     """Every instance and every context perturbation from the curated file, in file order."""
     data = _seed()
+    records = [(build, rec) for section, build in KIND_BUILDERS.items() for rec in data[section]]
+    records += [(_bill_splits, data["bill_splits"]), (_recipe_scalings, data["recipe_scalings"])]
     insts: list[Instance] = []
     perts: list[Perturbed] = []
-    for section, build in KIND_BUILDERS.items():
-        for rec in data[section]:
-            i, p = build(rec)
-            insts += i
-            perts += p
-    for section, build in (("bill_splits", _bill_splits), ("recipe_scalings", _recipe_scalings)):
-        i, p = build(data[section])
+    for build, rec in records:
+        i, p = build(rec)
         insts += i
         perts += p
     return tuple(insts), tuple(perts)
@@ -252,10 +251,7 @@ def scenarios() -> tuple[tuple[Instance, ...], tuple[Perturbed, ...]]:
 
 def _context_swap(seed: Instance, rng: Any = None) -> Perturbed | None:
     """Earlier turns with one answer-determining token changed (a value, an item, a country)."""
-    for p in scenarios()[1]:
-        if p.seed == seed:
-            return p
-    return None
+    return next((p for p in scenarios()[1] if p.seed == seed), None)
 
 
 def _target_swap(seed: tuple[Instance, str, str], rng: Any = None) -> tuple[str, str] | None:
@@ -319,15 +315,15 @@ def _side(inst: Instance, ci: int, qtype: str, fi: int, target: str, text: str |
     return (inst, ci % len(inst.contexts), q, inst.answers[qtype][target], qtype)
 
 
-def _proposals() -> dict[str, list[Candidate]]:
+def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
+    """Per-label candidates, conversation by conversation (templates rotate; `rng_for` is unused)."""
     insts, perts = scenarios()
     out: dict[str, list[Candidate]] = {lab: [] for lab in LABELS}
     by_kind: dict[str, list[Instance]] = {}
     for inst in insts:
         by_kind.setdefault(inst.kind, []).append(inst)
     # Round-robin over kinds, so that the per-label caps spread over every subcategory.
-    order = [inst for i in range(max(len(v) for v in by_kind.values()))
-             for kind in by_kind for inst in by_kind[kind][i:i + 1]]
+    order = round_robin(list(by_kind.values()))
     for k, inst in enumerate(order):
         qtypes = sorted(inst.finals)
         for qn, qtype in enumerate(qtypes):
@@ -390,13 +386,13 @@ def _proposals() -> dict[str, list[Candidate]]:
     return out
 
 
-candidates = limited_candidates(_proposals, CAP)
+_build = capped_builder(DOMAIN, _pools, LABELS, spare=8, tries=1)
 
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar final message after earlier turns; answers depend on the conversation.",
-    generators=method_generators(DOMAIN, lambda ctx: candidates()),
+    generators=method_generators(DOMAIN, _build.for_ctx),
     verifier="context_rubric",
     operators=OPERATORS,
     policy=lambda c: None,

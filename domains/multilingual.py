@@ -18,6 +18,17 @@ Labels (the decision documented here, per the issue):
   never a count, whose digits every language accepts): the verifier fails a MISS whose alias
   sets overlap, since one cached answer would then serve both requests.
 - UNRELATED: different topics (same or different language).
+
+Every pair has at least one non-English side. English-English pairs ("Which language is spoken in
+Russia?" and its lower-cased copy) test nothing multilingual: they are what qa_factual and qa_open
+already cover, with more variety. English appears here only as one side of a translation
+(language_swap) or of a cross-language UNRELATED pair; the corpus generators (XQuAD, MASSIVE,
+PAWS-X) keep the same rule.
+
+Policy: a question naming a time scope in any of the seven languages (domains.text.TIME_SCOPES) is
+`time_sensitive`; corpus rows whose intent asks for live information or changes state carry a
+`+time_sensitive` or `+mutation` subcategory marker (domains/corpora/intents.py), which the policy
+holds as well.
 """
 from __future__ import annotations
 
@@ -30,14 +41,16 @@ from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
 from domains.corpora import intents as corpus_intents, xquad as corpus_xquad
 from domains.families import capped_builder, method_generators, spread, surface_variant
+from domains.text import time_sensitive
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
 DOMAIN = "multilingual"
-VERSION = "1"
+VERSION = "2"   # 2: no English-English pair
 SOURCE_FILE = CURATED / "multilingual.yaml"
 SOURCE_REL = "sources/curated/multilingual.yaml"
 TURN_ORDER = ("ADVERSARIAL", "RELATED_UNSAFE", "PARA_SAFE", "UNRELATED", "EQUIV")
+ENGLISH = "en"   # a pair needs at least one side in another language
 SUBCATEGORY = {"capital": "capital", "language": "spoken_language", "day_after": "weekday",
                "day_before": "weekday", "counting": "counting", "colour_mixing": "colour_mixing"}
 
@@ -54,10 +67,6 @@ GROUNDING = {
     "UNRELATED": "Two unrelated simple questions from users of a multilingual assistant; a cache must "
                  "keep them apart.",
 }
-# Present-tense markers in the seven languages: such a question must never be cached.
-_TIME_SENSITIVE = re.compile(
-    r"\b(current|currently|today|right now|latest|heute|aktuell|derzeit|aujourd'hui|actuellement|hoy|"
-    r"actualmente|oggi|attualmente|hoje|atualmente|vandaag|momenteel|tegenwoordig)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -209,10 +218,10 @@ OPERATORS = {
 # ---------------------------------------------------------------- candidates
 
 def policy(c: Candidate) -> str | None:
-    """A question about the present (in any of the seven languages) must never be cached."""
-    if _TIME_SENSITIVE.search(c.query_a) or _TIME_SENSITIVE.search(c.query_b):
-        return "time_sensitive"
-    return None
+    """A question about the present (in any of the seven languages) must never be cached, nor a
+    corpus request whose subcategory marks live information or a state change."""
+    marked = corpus_intents.marked_policy(c.subcategory)
+    return marked or ("time_sensitive" if time_sensitive(c.query_a, c.query_b) else None)
 
 
 def _candidate(label: str, ia: Item, ta: str, ib: Item, tb: str, method: str, rationale: str,
@@ -227,12 +236,12 @@ def _candidate(label: str, ia: Item, ta: str, ib: Item, tb: str, method: str, ra
                               operator=operator, operator_params=params, source_file=SOURCE_REL,
                               source_record=f"{ia.key}@{ia.lang}" if (ia.key, ia.lang) == (ib.key, ib.lang)
                               else f"{ia.key}@{ia.lang}|{ib.key}@{ib.lang}"))
-    reason = policy(c)
-    if reason:   # never expected from the curated file, but a policy always wins
-        c = c.with_(verification_method="policy_no_cache",
-                    verification_payload={"policy": reason, "underlying_method": "translated_exact_match",
-                                          "underlying_payload": payload})
-    return c
+    return c.under_policy(policy(c))   # never expected from the curated file, but a policy always wins
+
+
+def english_only(*items: Item) -> bool:
+    """Whether every side is English: such a pair is no multilingual row (module docstring)."""
+    return all(it.lang == ENGLISH for it in items)
 
 
 def _pools(rng_for) -> dict[str, list[Candidate]]:
@@ -244,23 +253,27 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
         rng = rng_for("item", it.key, it.lang)
         tag = f"{it.key}@{it.lang}"
         for i, t in enumerate(it.phrasings):
-            pools["EQUIV"].append(_candidate(
-                "EQUIV", it, t, it, surface_variant(t, rng.randrange(6)), "curated",
-                f"Same {it.lang} question up to case, spacing or punctuation; both expect '{it.answers[0]}'.",
-                f"{tag}#{i}"))
+            if not english_only(it):
+                pools["EQUIV"].append(_candidate(
+                    "EQUIV", it, t, it, surface_variant(t, rng.randrange(6)), "curated",
+                    f"Same {it.lang} question up to case, spacing or punctuation; both expect '{it.answers[0]}'.",
+                    f"{tag}#{i}"))
             for name in ("language_swap", "direction_swap"):
                 v = OPERATORS[name].apply(Seed(it, i), rng_for("op", name, it.key, it.lang, i))
-                if v is None or (name == "direction_swap" and it.topic != "day_after"):
+                if v is None or (name == "direction_swap" and it.topic != "day_after") or english_only(it, v.item):
                     continue   # each after/before pair once, from the 'after' side
                 pools["ADVERSARIAL"].append(_candidate(
                     "ADVERSARIAL", it, t, v.item, v.text, "adversarial_perturbation",
                     f"{name} {v.params['from']} -> {v.params['to']}: expected '{it.answers[0]}' ({it.lang}) "
                     f"vs '{v.item.answers[0]}' ({v.item.lang}).", f"{tag}#{i}", operator=name, params=v.params))
-        pools["PARA_SAFE"].append(_candidate(
-            "PARA_SAFE", it, it.phrasings[0], it, it.phrasings[1], "curated",
-            f"Two {it.lang} phrasings of the same question; both expect '{it.answers[0]}'.", f"{tag}#0~1"))
+        if not english_only(it):
+            pools["PARA_SAFE"].append(_candidate(
+                "PARA_SAFE", it, it.phrasings[0], it, it.phrasings[1], "curated",
+                f"Two {it.lang} phrasings of the same question; both expect '{it.answers[0]}'.", f"{tag}#0~1"))
     for (lang, entity) in sorted(by_lang_entity):
         group = by_lang_entity[(lang, entity)]
+        if lang == ENGLISH:
+            continue
         for x in range(len(group)):
             for y in range(x + 1, len(group)):
                 a, b = group[x], group[y]
@@ -278,7 +291,7 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
     for it in items:
         rng = rng_for("unrelated", it.key, it.lang)
         others = [o for o in items if SUBCATEGORY[o.topic] != SUBCATEGORY[it.topic] and o.entity != it.entity
-                  and (o.key, o.lang) > (it.key, it.lang) and not o.forms & it.forms]
+                  and (o.key, o.lang) > (it.key, it.lang) and not o.forms & it.forms and not english_only(it, o)]
         # Mostly the same language (the realistic case), now and then another one.
         same = [o for o in others if o.lang == it.lang]
         for o in rng.sample(same, min(2, len(same))) + rng.sample(others, min(1, len(others))):

@@ -15,17 +15,20 @@ Different users (system prompts differ): `policy_no_cache` with policy "cross_us
 the 5-class label says how the answer differs: ADVERSARIAL when one identity detail the answer
 depends on is swapped by an operator (vegetarian -> vegan), RELATED_UNSAFE for the same request by
 another person, UNRELATED for another request by another person.
+
+Candidates are built once (`families.capped_builder`, labels taking turns at one family guard) up
+to `caps_for(ctx.need, spare=8)`: max(need, 40) plus 20%, plus 8, per label.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.text import NUMBER_WORDS
-from domains.families import fix_articles, limited_candidates, method_generators, surface
+from domains.families import capped_builder, fix_articles, method_generators, surface
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -34,8 +37,6 @@ VERSION = "1"
 SOURCE_FILE = CURATED / "personalized.yaml"
 FIELDS = ("name", "role", "city", "diet", "hobby")
 TASK_KEYS = {"topic", "depends_on", "slot", "values", "phrasings", "criteria", "answer"}
-# Per-label ceiling: lifted40 needs 40 per label; the rest is margin for verifier drops.
-CAP = {lab: 56 for lab in LABELS}
 
 
 @lru_cache(maxsize=1)
@@ -163,26 +164,25 @@ def _cand(label: str, pa: Mapping[str, str], ta: int, task_a: str, qa: str, va: 
     spa, spb = system_prompt(pa, ta), system_prompt(pb, tb)
     crit = {"criteria_a": _criteria(task_a, pa, va), "criteria_b": _criteria(task_b, pb, vb)}
     cross = spa != spb
-    if cross:
-        vm, payload = "policy_no_cache", {"policy": "cross_user", "underlying_method": "rubric", "underlying_payload": crit}
-    else:
-        vm, payload = "rubric", crit
     ans_a = _fill(_seed()["tasks"][task_a]["answer"], pa, _seed()["tasks"][task_a]["slot"], va)
     ans_b = _fill(_seed()["tasks"][task_b]["answer"], pb, _seed()["tasks"][task_b]["slot"], vb)
     tasks = task_a if task_a == task_b else f"{task_a}+{task_b}"
-    return Candidate(
+    c = Candidate(
         domain=DOMAIN, subcategory=("cross_user_" if cross else "same_user_") + tasks, label=label,
         query_a=qa, query_b=qb, expected_answer_a=ans_a, expected_answer_b=ans_b, rationale=rationale,
-        verification_method=vm, verification_payload=payload, construction_method=method, source="curated",
+        verification_method="rubric", verification_payload=crit, construction_method=method, source="curated",
         real_world_grounding=GROUNDING[(label, cross)],
         provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template,
                               operator=op, operator_params=dict(params) if params is not None else None,
                               source_file="sources/curated/personalized.yaml", source_record=f"{pa['name']}:{task_a}"),
         system_prompt_a=spa, system_prompt_b=spb,
     )
+    return c.under_policy(policy(c))
 
 
-def _proposals() -> dict[str, list[Candidate]]:
+def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
+    """Per-label candidates, persona by persona and task by task (the phrasing rotation is the
+    variety; `rng_for` is unused)."""
     data = _seed()
     tasks = list(data["tasks"])
     people = personas()
@@ -238,13 +238,14 @@ def _proposals() -> dict[str, list[Candidate]]:
     return out
 
 
-candidates = limited_candidates(_proposals, CAP)
+# Eight spare above the default 20% margin: 56 per label for both profiles.
+_build = capped_builder(DOMAIN, _pools, LABELS, spare=8)
 
 
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar request under different user identities; cross-user pairs never hit.",
-    generators=method_generators(DOMAIN, lambda ctx: candidates()),
+    generators=method_generators(DOMAIN, _build.for_ctx),
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,

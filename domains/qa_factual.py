@@ -26,9 +26,10 @@ from typing import Any, Mapping
 
 from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
-from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
+from domains.base import Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, method_generators, spread, surface_variant
+from domains.text import time_sensitive
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -53,9 +54,6 @@ GROUNDING = {
     "UNRELATED": "Two unrelated factual lookups from the same quiz or homework session; a cache "
                  "must keep them apart.",
 }
-_TIME_SENSITIVE = re.compile(
-    r"\b(current|currently|today|tonight|right now|at the moment|latest|this (?:year|month|week)|nowadays)\b",
-    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -201,29 +199,23 @@ OPERATORS = {
 # ---------------------------------------------------------------- candidates
 
 def policy(c: Candidate) -> str | None:
-    """A question about the present ('current', 'today', 'latest') must never be cached."""
-    if _TIME_SENSITIVE.search(c.query_a) or _TIME_SENSITIVE.search(c.query_b):
-        return "time_sensitive"
-    return None
+    """A question about the present ('current', 'today', 'latest': domains.text.TIME_SCOPES) must
+    never be cached."""
+    return "time_sensitive" if time_sensitive(c.query_a, c.query_b) else None
 
 
 def _candidate(label: str, fa: Fact, qa: str, fb: Fact, qb: str, method: str, rationale: str,
                template_id: str, operator: str | None = None, params: Mapping[str, Any] | None = None) -> Candidate:
-    payload = {"aliases_a": list(fa.answers), "aliases_b": list(fb.answers)}
     c = Candidate(
         domain=DOMAIN, subcategory=fa.subcategory, label=label, query_a=qa, query_b=qb,
         expected_answer_a=fa.answers[0], expected_answer_b=fb.answers[0], rationale=rationale,
-        verification_method="alias_exact_match", verification_payload=payload,
+        verification_method="alias_exact_match",
+        verification_payload={"aliases_a": list(fa.answers), "aliases_b": list(fb.answers)},
         construction_method=method, source="curated", real_world_grounding=GROUNDING[label],
         provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template_id,
                               operator=operator, operator_params=params, source_file=SOURCE_REL,
                               source_record=fa.fid if fa.fid == fb.fid else f"{fa.fid}|{fb.fid}"))
-    reason = policy(c)
-    if reason:   # never expected from the curated table, but a policy always wins
-        c = c.with_(verification_method="policy_no_cache",
-                    verification_payload={"policy": reason, "underlying_method": "alias_exact_match",
-                                          "underlying_payload": payload})
-    return c
+    return c.under_policy(policy(c))   # never expected from the curated table, but a policy always wins
 
 
 def _pools(rng_for) -> dict[str, list[Candidate]]:
@@ -288,13 +280,43 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
+# ---------------------------------------------------------------- LM-generated rows (domains/lm)
+
+def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
+    """Facts a model may reword: those whose attribute has keywords in the prompt file. A rewording
+    keeps the entity's name and adds no other entity of the table, no other attribute's keyword
+    and no answer alias (the model answered instead); both sides expect the fact's aliases."""
+    facts = load_facts()
+    names = sorted({f.name for f in facts})
+    items = []
+    for f in facts:
+        if f.attribute not in keywords:
+            continue
+        foreign = sorted({k for a, ks in keywords.items() if a != f.attribute for k in ks} - set(keywords[f.attribute]))
+        items.append(LMItem(
+            group=f.fid, spread_key=f.attribute, phrasings=f.questions, keep=(f.name,),
+            keywords=keywords[f.attribute], foreign=tuple(foreign),
+            others=tuple(n for n in names if n.casefold() != f.name.casefold()),
+            leaks=tuple(a for a in f.answers if a.strip()), subcategory=f.subcategory, answer=f.answers[0],
+            verification_method="alias_exact_match",
+            payload={"aliases_a": list(f.answers), "aliases_b": list(f.answers)},
+            asks_for=f"the {f.attribute} of {f.name}; both expect '{f.answers[0]}'"))
+    return items
+
+
+def lm_rows(ctx: GenContext) -> list[Candidate]:
+    """PARA_SAFE pairs of model rewordings of the fact table's questions (none when ctx.llm is None)."""
+    return lm_generate.generate(SPEC, ctx)[0]
+
+
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Short factual questions with stable answers (capitals, elements, books, events, units).",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.qa_factual_rows, "lm_generated": lm_generate.qa_factual_lm_rows},
+                "existing_benchmark": corpus_benchmarks.qa_factual_rows, "lm_generated": lm_rows},
     verifier="alias_exact_match",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    lm=LMHooks(items=lm_items, source_file=SOURCE_REL),
 )

@@ -24,9 +24,10 @@ from typing import Any, Mapping
 
 from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
-from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
+from domains.base import Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, method_generators, spread, surface_variant
+from domains.text import time_sensitive
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -50,9 +51,6 @@ GROUNDING = {
     "UNRELATED": "Two explanatory questions on unrelated topics from the same help session; a cache "
                  "must keep them apart.",
 }
-_TIME_SENSITIVE = re.compile(
-    r"\b(current|currently|today|tonight|right now|at the moment|latest|this (?:year|month|week)|nowadays)\b",
-    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -170,28 +168,22 @@ OPERATORS = {
 # ---------------------------------------------------------------- candidates
 
 def policy(c: Candidate) -> str | None:
-    """A question about the present ('current', 'today', 'latest') must never be cached."""
-    if _TIME_SENSITIVE.search(c.query_a) or _TIME_SENSITIVE.search(c.query_b):
-        return "time_sensitive"
-    return None
+    """A question about the present ('current', 'today', 'latest': domains.text.TIME_SCOPES) must
+    never be cached."""
+    return "time_sensitive" if time_sensitive(c.query_a, c.query_b) else None
 
 
 def _candidate(label: str, qa: Question, ta: str, qb: Question, tb: str, method: str, rationale: str,
                template_id: str, operator: str | None = None, params: Mapping[str, Any] | None = None) -> Candidate:
-    payload = {"criteria_a": qa.criteria, "criteria_b": qb.criteria}
     c = Candidate(
         domain=DOMAIN, subcategory=SUBCATEGORY[qa.family], label=label, query_a=ta, query_b=tb,
         expected_answer_a=qa.answer, expected_answer_b=qb.answer, rationale=rationale,
-        verification_method="rubric", verification_payload=payload,
+        verification_method="rubric", verification_payload={"criteria_a": qa.criteria, "criteria_b": qb.criteria},
         construction_method=method, source="curated", real_world_grounding=GROUNDING[label],
         provenance=Provenance(generator=f"{DOMAIN}.{method}", generator_version=VERSION, template_id=template_id,
                               operator=operator, operator_params=params, source_file=SOURCE_REL,
                               source_record=qa.qid if qa.qid == qb.qid else f"{qa.qid}|{qb.qid}"))
-    reason = policy(c)
-    if reason:   # never expected from the curated file, but a policy always wins
-        c = c.with_(verification_method="policy_no_cache",
-                    verification_payload={"policy": reason, "underlying_method": "rubric", "underlying_payload": payload})
-    return c
+    return c.under_policy(policy(c))   # never expected from the curated file, but a policy always wins
 
 
 def _pools(rng_for) -> dict[str, list[Candidate]]:
@@ -244,13 +236,48 @@ def _pools(rng_for) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, TURN_ORDER)
 
 
+# ---------------------------------------------------------------- LM-generated rows (domains/lm)
+
+@lru_cache(maxsize=1)
+def _subject_texts() -> dict[str, str]:
+    """Subject id -> its text ({s}) from the curated file (a Question keeps only the id)."""
+    return {str(sub["id"]): str(sub["s"]) for sub in read_curated(SOURCE_FILE, ("families", "subjects"))["subjects"]}
+
+
+def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
+    """Questions a model may reword: those whose aspect has keywords in the prompt file. A
+    rewording keeps the subject's text and adds no other subject and no keyword of the opposite
+    aspect; both sides are judged by the question's rubric."""
+    questions, subject_text = load_questions(), _subject_texts()
+    texts = sorted(set(subject_text.values()))
+    items = []
+    for q in questions:
+        if q.aspect not in keywords:
+            continue
+        s = subject_text[q.subject]
+        items.append(LMItem(
+            group=q.qid, spread_key=q.family, phrasings=q.phrasings, keep=(s,), keywords=keywords[q.aspect],
+            foreign=tuple(k for k in keywords.get(q.other_aspect, ()) if k not in keywords[q.aspect]),
+            others=tuple(t for t in texts if t.casefold() != s.casefold()), leaks=(),
+            subcategory=SUBCATEGORY[q.family], answer=q.answer, verification_method="rubric",
+            payload={"criteria_a": q.criteria, "criteria_b": q.criteria},
+            asks_for=f"the {q.aspect} of {q.subject}; the same 3-point rubric"))
+    return items
+
+
+def lm_rows(ctx: GenContext) -> list[Candidate]:
+    """PARA_SAFE pairs of model rewordings of the curated questions (none when ctx.llm is None)."""
+    return lm_generate.generate(SPEC, ctx)[0]
+
+
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Explanatory and how-to questions judged by a 3-criterion rubric.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_generate.qa_open_lm_rows},
+                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    lm=LMHooks(items=lm_items, source_file=SOURCE_REL),
 )

@@ -1,7 +1,8 @@
 """Small text features shared by the rules that label pairs without a model (mining, corpus
-guards, LM paraphrase checks). Standard library only."""
+guards, LM paraphrase checks, the domains' time-sensitive policy). Standard library only."""
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 
@@ -33,3 +34,34 @@ NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "1
                      "million": "1000000", "billion": "1000000000", "once": "1", "twice": "2", "single": "1",
                      "double": "2", "half": "0.5", "dozen": "12"})
 ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
+
+
+# The words that tie a request to the moment it is sent, by time scope: a request that names one
+# asks about the present (or a moment relative to it), so its answer can change and it is never
+# served from a cache (the time_sensitive policy). The scopes also tell live paraphrases apart:
+# "open right now" and "open today" are different questions. English first, then the words of
+# the multilingual domain's languages (de, fr, es, it, pt, nl). Matched case-insensitively.
+TIME_SCOPES: tuple[tuple[str, str], ...] = (
+    ("last_night", r"last night"),
+    ("latest", r"latest|most recent(?:ly)?|recent"),
+    ("now", r"right now|at the moment|currently|current|nowadays|now|aktuell|derzeit|actuellement|actualmente|"
+            r"attualmente|atualmente|momenteel|tegenwoordig"),
+    ("this_month", r"this month"),
+    ("this_week", r"this week"),
+    ("this_weekend", r"this weekend"),
+    ("this_year", r"this year"),
+    ("today", r"today|heute|aujourd'hui|hoy|oggi|hoje|vandaag"),
+    ("tomorrow", r"tomorrow"),
+    ("tonight", r"tonight"),
+)
+_SCOPE_PATTERNS = tuple((name, re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE)) for name, pattern in TIME_SCOPES)
+
+
+def time_scopes(text: str) -> set[str]:
+    """The time scopes (now, today, last_night, latest, ...) a text asks or talks about."""
+    return {name for name, pattern in _SCOPE_PATTERNS if pattern.search(text)}
+
+
+def time_sensitive(*texts: str) -> bool:
+    """Whether any of the texts asks about the present: it names a time scope."""
+    return any(pattern.search(t) for t in texts for _, pattern in _SCOPE_PATTERNS)

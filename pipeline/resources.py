@@ -1,14 +1,17 @@
 """Dagster resources: the build's settings (profile, output folder, datasets dir, cache folder).
 
-Environment variables are read when a resource is used, never at import."""
+Environment variables are read when a resource is used, never at import (pipeline.core.settings
+names them all)."""
 from __future__ import annotations
 
-import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, InitResourceContext
 
-from pipeline.core.paths import OUTPUTS, PROJECT_ROOT
+from pipeline.core import settings
+from pipeline.core.paths import OUTPUTS
 
 
 class BuildSettings(ConfigurableResource):
@@ -21,6 +24,14 @@ class BuildSettings(ConfigurableResource):
     commercial_only: bool = False  # drop candidates whose corpus licence forbids commercial use
     llm_mode: str = ""   # "" = $CACHEEVAL_LLM_CACHE_MODE, else cache.mode of configs/llm.yaml; "none" = no LM rows
 
+    @contextmanager
+    def yield_for_execution(self, context: InitResourceContext) -> Iterator["BuildSettings"]:
+        """While a run (in process) or a step (in its own process) uses these settings, `cache_dir`
+        is the process's cache root, so caches reached without the settings in hand (the sandbox
+        verdicts behind a verifier) land in the same folder as the rest."""
+        with settings.use_cache_root(self.cache_dir or None):
+            yield self
+
     @property
     def outputs(self) -> Path:
         """`out_dir`, else the project's outputs/."""
@@ -28,14 +39,13 @@ class BuildSettings(ConfigurableResource):
 
     @property
     def caches(self) -> Path:
-        """`cache_dir`, else $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."""
-        return Path(self.cache_dir or os.environ.get("CACHEEVAL_CACHE_DIR") or PROJECT_ROOT / ".cache" / "cacheeval")
+        """The cache root: `cache_dir`, else $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."""
+        return settings.cache_root(self.cache_dir or None)
 
     @property
     def datasets_path(self) -> Path | None:
         """`datasets_dir`, else $CACHEEVAL_DATASETS_DIR, else None (the embedded default)."""
-        raw = self.datasets_dir or os.environ.get("CACHEEVAL_DATASETS_DIR", "")
-        return Path(raw) if raw else None
+        return Path(self.datasets_dir) if self.datasets_dir else settings.datasets_dir()
 
     def datasets(self):
         """The DatasetsDir for real corpora, or None for the embedded default."""
@@ -50,19 +60,26 @@ class BuildSettings(ConfigurableResource):
         """The language model for LM-generated rows behind the response cache, or None (llm_mode "none").
 
         In replay mode (the embedded default) it answers only from the committed
-        sources/curated/llm_replay.jsonl and needs no model; other modes use the configured store
-        and reach the model on a miss."""
+        sources/curated/llm_replay.jsonl and needs no model; other modes use the store under the
+        cache root (llm_cache.sqlite, or PostgreSQL when its URL variable is set) and reach the
+        model on a miss."""
         mode = self.llm_mode or None
         if mode == "none":
             return None
-        from pipeline.llm.cache import resolve_mode, warn
+        from pipeline.core.errors import warn
+        from pipeline.llm.cached_provider import resolve_mode
+        from pipeline.llm.stores import open_store
         from pipeline.llm.providers import load_llm_config, open_llm
         from pipeline.llm.replay import REPLAY_FILE, replay_llm
 
-        if resolve_mode(mode, load_llm_config().mode) == "replay":
+        config = load_llm_config()
+        effective = resolve_mode(mode, config.mode)
+        if effective == "replay":
             if not REPLAY_FILE.is_file():  # nothing recorded yet: the build goes on without LM rows
                 warn(f"{REPLAY_FILE.name} not found: no LM-generated rows. Record it with "
                      f"`python -m pipeline.llm.replay record`")
                 return None
             return replay_llm()
-        return open_llm(mode)
+        # like every cache, the SQLite store lives under the cache root (PostgreSQL when its URL is set)
+        store = None if effective == "off" else open_store(settings.llm_db(self.caches), config.postgres_url())
+        return open_llm(mode, store=store)

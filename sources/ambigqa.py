@@ -50,4 +50,5 @@ def read(reader: Reader) -> Iterator[QARecord]:
                            answers=tuple(answers), qa_pairs=tuple(pairs))
 
 
-LOADER = Loader("ambigqa", "AmbigNQ (light)", LICENCE, "{train,dev}_light.json (JSON array)", files, read)
+LOADER = Loader("ambigqa", "AmbigNQ (light)", LICENCE, "{train,dev}_light.json (JSON array)", files, read,
+                commercial=True, real_traffic=False)

@@ -43,4 +43,5 @@ def read(reader: Reader) -> Iterator[IntentRecord]:
 
 
 LOADER = Loader("banking77", "BANKING77", LICENCE, "train.csv, test.csv (header text,category), categories.json",
-                files, read)
+                files, read,
+                commercial=True, real_traffic=False)

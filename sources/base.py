@@ -11,7 +11,7 @@ inside `sources.read` when a corpus is actually read).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -114,7 +114,12 @@ class PromptRecord(Record):
 @dataclass(frozen=True)
 class Loader:
     """One upstream corpus: its folder name under the datasets dir, its licence, how to find its
-    files (relative paths, sorted) and how to read them into records."""
+    files (relative paths, sorted) and how to read them into records.
+
+    `commercial` and `real_traffic` are declared by each loader (keyword-only, no default):
+    `commercial` says whether its licence allows commercial use (`--commercial-only` keeps only
+    such rows; domains.corpora.licences derives its table from it), `real_traffic` whether it holds
+    real user prompts (the corpora domains.corpora.mining mines)."""
 
     name: str
     title: str
@@ -122,6 +127,8 @@ class Loader:
     layout: str  # one line: which files the folder holds, in upstream names
     files: Callable[[Path], list[str]]
     read: Callable[["Reader"], Iterable[Record]]
+    commercial: bool = field(kw_only=True)
+    real_traffic: bool = field(kw_only=True)
 
     def load(self, reader: "Reader") -> Iterator[Record]:
         """Every record of the corpus, sorted by (split, natural record id); duplicate ids are an

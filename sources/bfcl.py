@@ -127,4 +127,5 @@ def read(reader: Reader) -> Iterator[ToolRecord]:
 
 LOADER = Loader("bfcl", "Berkeley Function Calling Leaderboard v4", LICENCE,
                 "BFCL_v4_<category>.json (JSON Lines), possible_answer/, multi_turn_func_doc/, "
-                "BFCL_v4_format_sensitivity.json (one object)", files, read)
+                "BFCL_v4_format_sensitivity.json (one object)", files, read,
+                commercial=True, real_traffic=False)

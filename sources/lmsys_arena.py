@@ -34,4 +34,5 @@ def read(reader: Reader) -> Iterator[PromptRecord]:
 
 
 LOADER = Loader("lmsys_arena", "Chatbot Arena (Arena-Hard prompts)", LICENCE,
-                "arena-hard-<version>_question.jsonl", files, read)
+                "arena-hard-<version>_question.jsonl", files, read,
+                commercial=True, real_traffic=True)

@@ -56,4 +56,5 @@ def read(reader: Reader) -> Iterator[IntentRecord]:
 
 
 LOADER = Loader("massive", "MASSIVE 1.1", LICENCE, "<locale>.jsonl or <locale>.partial.jsonl (upstream 1.1/data rows)",
-                files, read)
+                files, read,
+                commercial=True, real_traffic=False)

@@ -32,4 +32,5 @@ def read(reader: Reader) -> Iterator[PairRecord]:
 
 
 LOADER = Loader("mrpc", "Microsoft Research Paraphrase Corpus", LICENCE,
-                "msr_paraphrase_{train,test}.txt (BOM, no header)", files, read)
+                "msr_paraphrase_{train,test}.txt (BOM, no header)", files, read,
+                commercial=False, real_traffic=False)

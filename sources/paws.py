@@ -27,4 +27,5 @@ def read(reader: Reader) -> Iterator[PairRecord]:
         yield from read_paws_tsv(reader, rel, "paws", LICENCE, split, "en", header=False)
 
 
-LOADER = Loader("paws", "PAWS-Wiki (English)", LICENCE, "en_final_{train,dev,test}.tsv (no header, CRLF)", files, read)
+LOADER = Loader("paws", "PAWS-Wiki (English)", LICENCE, "en_final_{train,dev,test}.tsv (no header, CRLF)", files, read,
+                commercial=True, real_traffic=False)

@@ -27,4 +27,5 @@ def read(reader: Reader) -> Iterator[PairRecord]:
         yield from read_paws_tsv(reader, rel, "paws_x", LICENCE, f"{lang}/{split}", lang, header=True)
 
 
-LOADER = Loader("paws_x", "PAWS-X", LICENCE, "<lang>_{dev,test}.tsv (header id sentence1 sentence2 label)", files, read)
+LOADER = Loader("paws_x", "PAWS-X", LICENCE, "<lang>_{dev,test}.tsv (header id sentence1 sentence2 label)", files, read,
+                commercial=True, real_traffic=False)

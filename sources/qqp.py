@@ -56,4 +56,5 @@ def read(reader: Reader) -> Iterator[PairRecord]:
 
 
 LOADER = Loader("qqp", "Quora Question Pairs (GLUE)", LICENCE,
-                "glue_pretrain_QQP_<split>.json (object keyed by index) and/or GLUE-format *.tsv", files, read)
+                "glue_pretrain_QQP_<split>.json (object keyed by index) and/or GLUE-format *.tsv", files, read,
+                commercial=False, real_traffic=False)

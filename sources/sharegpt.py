@@ -67,4 +67,5 @@ def _read_file(reader: Reader, rel: str) -> Iterator[PromptRecord]:
         yield PromptRecord("sharegpt", rel[:-len(".json")], rid, rel, LICENCE, text=text, conversation=tuple(turns))
 
 
-LOADER = Loader("sharegpt", "ShareGPT (FastChat format)", LICENCE, "*.json (array of {id, conversations})", files, read)
+LOADER = Loader("sharegpt", "ShareGPT (FastChat format)", LICENCE, "*.json (array of {id, conversations})", files, read,
+                commercial=False, real_traffic=True)

@@ -33,4 +33,5 @@ def read(reader: Reader) -> Iterator[QARecord]:
 
 
 LOADER = Loader("triviaqa", "TriviaQA", LICENCE, "triviaqa_<split>*.jsonl ({id, question, answers, question_id})",
-                files, read)
+                files, read,
+                commercial=False, real_traffic=False)

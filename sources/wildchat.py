@@ -52,4 +52,5 @@ def read(reader: Reader) -> Iterator[PromptRecord]:
                                redacted=field(path, where, row, "redacted", bool))
 
 
-LOADER = Loader("wildchat", "WildChat-1M", LICENCE, "train-*.parquet (upstream schema)", files, read)
+LOADER = Loader("wildchat", "WildChat-1M", LICENCE, "train-*.parquet (upstream schema)", files, read,
+                commercial=True, real_traffic=True)

@@ -41,4 +41,5 @@ def read(reader: Reader) -> Iterator[QARecord]:
                                    answers=tuple(dict.fromkeys(texts)), language=lang, parallel_id=qid, context=context)
 
 
-LOADER = Loader("xquad", "XQuAD", LICENCE, "xquad.<lang>.json (SQuAD 1.1 JSON)", files, read)
+LOADER = Loader("xquad", "XQuAD", LICENCE, "xquad.<lang>.json (SQuAD 1.1 JSON)", files, read,
+                commercial=True, real_traffic=False)

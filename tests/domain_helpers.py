@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pytest
 
-from domains.base import LABELS, Candidate, normalize_text
+from domains.base import LABELS, Candidate, GenContext, normalize_text
 from domains.check import DomainReport, generate_verified
 from pipeline.core.config import load_profile
 from pipeline.core.errors import InputError
@@ -68,12 +68,20 @@ def assert_family_rule(cands: Sequence[Candidate], max_uses: int = 3, max_group:
     assert not bad, bad[:3]
 
 
+def built(module: Any, profile: str = "v1.1") -> tuple[Candidate, ...]:
+    """A domain module's one cached build (`module._build.for_ctx`, see families.capped_builder)
+    for the profile's need: its candidates before verification."""
+    need = dict(load_profile(profile).matrix[module.DOMAIN])
+    return module._build.for_ctx(GenContext(domain=module.DOMAIN, profile=profile, need=need))
+
+
 def assert_rebuild_same(build: Callable[[], Iterable[Candidate]], *caches: Any) -> None:
-    """Building again after clearing `build`'s cache (and `caches`) gives the same keys in the same
-    order."""
+    """Building again after clearing `caches` (and `build`'s own cache, if it has one) gives the
+    same keys in the same order."""
     first = [c.key for c in build()]
     for cached in (build, *caches):
-        cached.cache_clear()
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
     assert [c.key for c in build()] == first
 
 

@@ -1,5 +1,6 @@
 """The row contract: each violation gives its exact one-line message, and every problem of a file
-is reported, in line order."""
+is reported, in line order. The domains come from the registry (the pipeline's use), or any
+lowercase name when none are given (the harness used alone)."""
 from __future__ import annotations
 
 import json
@@ -7,28 +8,58 @@ from pathlib import Path
 
 import pytest
 
+from domains import domain_names
 from pipeline.cli import main
-from pipeline.harness.contract import check_file, validate_file, validate_rows
+from pipeline.harness.contract import check_file, row_schema, validate_file, validate_rows
 from pipeline.core.errors import InputError
+from pipeline.core.paths import ROW_SCHEMA
 
 DATA = Path(__file__).parent / "data"
 BENCH = DATA / "bench.jsonl"
-DOMAINS = "qa_factual, qa_open, math, code, conversational, tool, creative, personalized, multi_turn, multilingual"
-ID_PATTERN = ("^cb-(qa_factual|qa_open|math|code|conversational|tool|creative|personalized|multi_turn|"
-              "multilingual)-[0-9]{4}$")
+NAMES = domain_names()
+DOMAINS = ", ".join(NAMES)
+ID_PATTERN = f"^cb-({'|'.join(NAMES)})-[0-9]{{4}}$"
 
 
 def rows() -> list[dict]:
     return [json.loads(line) for line in BENCH.read_text(encoding="utf-8").splitlines()]
 
 
-def one(row: dict) -> list[str]:
-    return validate_rows([(7, row)], "b.jsonl")
+def one(row: dict, domains=NAMES) -> list[str]:
+    return validate_rows([(7, row)], "b.jsonl", domains=domains)
 
 
 def test_the_test_bench_is_valid():
+    assert check_file(BENCH, domains=NAMES) == (10, [])
     assert check_file(BENCH) == (10, [])
-    assert validate_rows(list(enumerate(rows(), 1)), "b.jsonl") == []
+    assert validate_rows(list(enumerate(rows(), 1)), "b.jsonl", domains=NAMES) == []
+
+
+def test_the_schema_file_names_no_domain_the_registry_fills_them():
+    written = json.loads(ROW_SCHEMA.read_text(encoding="utf-8"))["properties"]
+    assert len(NAMES) >= 10 and "enum" not in written["domain"]
+    assert not [d for d in NAMES if d in written["id"]["pattern"] or d in written["domain"]["pattern"]]
+    props = row_schema(NAMES)["properties"]
+    assert props["domain"]["enum"] == NAMES and props["id"]["pattern"] == ID_PATTERN
+    # A domain the registry gains is accepted at once, with ids of its own.
+    row = dict(rows()[0], id="cb-astronomy-0001", domain="astronomy")
+    assert one(row) == [f"error: b.jsonl:7: id: 'cb-astronomy-0001' does not match {ID_PATTERN}. "
+                        "Use cb-<domain>-<4 digits>, e.g. cb-math-0007.",
+                        f"error: b.jsonl:7: domain: 'astronomy' is not allowed. Use one of: {DOMAINS}."]
+    assert one(row, domains=[*NAMES, "astronomy"]) == []
+
+
+def test_standalone_any_lowercase_domain_whose_id_names_it():
+    # Without the registry (the harness on its own) a new domain is fine, but the id must name it.
+    row = dict(rows()[0], id="cb-astronomy-0001", domain="astronomy")
+    assert one(row, domains=None) == []
+    assert one(dict(row, domain="math"), domains=None) == [
+        "error: b.jsonl:7: id: 'cb-astronomy-0001' names domain 'astronomy' but the row's domain is 'math'. "
+        "Use cb-math-<4 digits>."]
+    assert one(dict(row, id="cb-Astronomy-0001", domain="Astronomy"), domains=None) == [
+        "error: b.jsonl:7: id: 'cb-Astronomy-0001' does not match ^cb-[a-z][a-z0-9_]*-[0-9]{4}$. "
+        "Use cb-<domain>-<4 digits>, e.g. cb-math-0007.",
+        "error: b.jsonl:7: domain: 'Astronomy' does not match ^[a-z][a-z0-9_]*$. Match the pattern."]
 
 
 def test_wrong_enum():
@@ -126,7 +157,7 @@ def test_every_problem_of_a_file_is_reported_in_line_order(tmp_path):
     bad_domain = dict(good[2], domain="maths")
     dup = dict(good[3], id=good[0]["id"], domain="math")
     path = write(tmp_path / "b.jsonl", [good[0], "{not json", bad_domain, "", "[1]", dup])
-    n, errors = check_file(path)
+    n, errors = check_file(path, domains=NAMES)
     name = str(path)
     assert n == 4
     assert errors == [
@@ -137,7 +168,7 @@ def test_every_problem_of_a_file_is_reported_in_line_order(tmp_path):
         f"error: {name}:5: <json>: expected a JSON object, got array. Write one JSON object per line.",
         f"error: {name}:6: id: duplicate id 'cb-math-0001' (first on line 1). Give every row its own id.",
     ]
-    assert validate_file(path) == errors
+    assert validate_file(path, domains=NAMES) == errors
 
 
 def test_empty_and_missing_files(tmp_path):

@@ -1,6 +1,7 @@
 """The one reader of curated sources: every problem is a single line naming the file."""
 import pytest
 
+from domains import domain_names
 from domains.curated import curated_error, label, read_curated
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
@@ -30,7 +31,6 @@ def test_project_files_are_named_relative_to_the_project():
         "sources/curated/math.yaml:templates[3]: no answer. Add one"
 
 
-@pytest.mark.parametrize("name", ["code", "conversational", "creative", "math", "multi_turn", "multilingual",
-                                  "personalized", "qa_factual", "qa_open", "tool"])
-def test_every_curated_source_parses(name):
+@pytest.mark.parametrize("name", domain_names())
+def test_every_registered_domain_has_a_curated_source_that_parses(name):
     assert read_curated(CURATED / f"{name}.yaml")

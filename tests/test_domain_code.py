@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import domains.code as code
+from domains.code import catalog
+from domains.code.planning import first_admitted
 from domains.base import LABELS, Candidate, normalize_text
+from domains.families import FamilyGuard
 from domains.check import generate_verified
 from domains.verify import verify
 from domains.verify.code import normalise_python
@@ -18,8 +22,8 @@ from domains.verify.sandbox import run
 from pipeline.core.config import load_profile
 from pipeline.core.errors import InputError
 
-UNITS = code._units()
-PLAN = code._plan()
+UNITS = code.units()
+PLAN = code.plan()
 
 
 def _by(label: str, operator: str | None = None) -> list[Candidate]:
@@ -132,9 +136,11 @@ def test_rows_are_distinct_and_families_small():
     uses: Counter = Counter()
     for c in PLAN:
         assert c.query_a != c.query_b
+        if c.label != "EQUIV":  # only a surface change may leave the normalised text unchanged
+            assert normalize_text(c.query_a) != normalize_text(c.query_b), c.provenance.template_id
         for q in {normalize_text(c.query_a), normalize_text(c.query_b)}:
             uses[q] += 1
-    assert max(uses.values()) <= 3
+    assert max(uses.values()) == 1  # code families: every query text in one candidate only
     # Components linked by shared query texts hold at most 6 candidates.
     by_text = defaultdict(set)
     for i, c in enumerate(PLAN):
@@ -154,16 +160,28 @@ def test_rows_are_distinct_and_families_small():
     assert max(Counter(find(i) for i in range(len(PLAN))).values()) <= 6
 
 
+def test_first_admitted_skips_refused_tries_and_lets_only_equiv_normalise_alike():
+    c = _by("PARA_SAFE")[0]
+    guard = FamilyGuard(max_uses=1, max_group=1)
+    shouted = c.with_(query_b=c.query_a.upper() + "  ")
+    assert first_admitted(guard, [shouted]) is None  # a PARA_SAFE pair must differ after normalisation
+    as_equiv = shouted.with_(label="EQUIV")
+    assert first_admitted(guard, [as_equiv]) is as_equiv
+    fresh = c.with_(query_a="Write a new function, please.", query_b="Please write a new function.")
+    assert first_admitted(guard, [c, fresh]) is fresh  # c reuses as_equiv's text: refused, next try taken
+    assert first_admitted(guard, [fresh.with_(label="UNRELATED")]) is None  # texts already used
+
+
 def test_generation_is_deterministic():
     keys = [c.key for c in PLAN]
-    code._plan.cache_clear()
-    assert [c.key for c in code._plan()] == keys
+    code.plan.cache_clear()
+    assert [c.key for c in code.plan()] == keys
 
 
 def test_bad_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
     bad = tmp_path / "code.yaml"
     bad.write_text("languages: {}\nframes: []\nstub_frames: []\ngroups: {}\ntasks:\n  - id: x\n", encoding="utf-8")
-    monkeypatch.setattr(code, "SOURCE", bad)
+    monkeypatch.setattr(catalog, "SOURCE", bad)
     code.curated.cache_clear()
     try:
         with pytest.raises(InputError, match=r"tasks\[0\]: missing key 'subcategory'"):
@@ -197,17 +215,17 @@ def test_equiv_rationale_lists_exactly_the_surface_changes_applied():
         spec, ops = _equiv_spec(c)
         assert set(ops) <= set(code.SURFACE_OPS), c.rationale
         assert code.render_query(spec) == c.query_a
-        assert code.render_query(code.replace(spec, surface=ops)) == c.query_b, c.rationale
+        assert code.render_query(replace(spec, surface=ops)) == c.query_b, c.rationale
         for drop in ops:  # every listed op matters: without it, query_b would differ
             fewer = tuple(o for o in ops if o != drop)
-            assert code.render_query(code.replace(spec, surface=fewer)) != c.query_b, (c.rationale, drop)
+            assert code.render_query(replace(spec, surface=fewer)) != c.query_b, (c.rationale, drop)
 
 
 def test_surface_ops_compose_in_either_case_and_spacing():
     spec = code.Spec("capitalize_words", UNITS[[u[0] for u in UNITS].index("capitalize_words")][1], "python",
                      "code_me", 0)
     assert code.surface_steps_effective(spec, ("lower", "newline"))
-    assert "?\nit " in code.render_query(code.replace(spec, surface=("lower", "newline")))
+    assert "?\nit " in code.render_query(replace(spec, surface=("lower", "newline")))
     need = code.Spec(spec.task, spec.variant, "python", "need", 0)
     assert code.surface_steps_effective(need, ("spaces", "colon"))
     assert not code.surface_steps_effective(need, ("no_period", "no_period"))

@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 
 from domains import conversational as cv
 from domains.base import LABELS
+from domains.text import time_scopes
 from domains.verify import verify
 
-from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same, built
 
 SEEDS = cv.seeds()
 
@@ -36,7 +37,7 @@ def test_related_question_has_other_rubric():
 
 
 def test_time_sensitive_rows_never_hit():
-    cands = cv.candidates()
+    cands = built(cv)
     live = [c for c in cands if "time_sensitive" in c.subcategory]
     assert {c.label for c in live} == set(LABELS)
     for c in live:
@@ -48,8 +49,19 @@ def test_time_sensitive_rows_never_hit():
     assert not verify(claim).passed
 
 
+def test_policy_reason_comes_from_the_subcategory_marker():
+    # Corpus rows (domains/corpora/intents.py) mark live-information and state-changing intents.
+    plain = next(c for c in built(cv) if c.label == "RELATED_UNSAFE" and c.verification_method == "rubric")
+    for sub, reason in (("massive_alarm+mutation", "mutation"), ("massive_weather+time_sensitive", "time_sensitive"),
+                        ("time_sensitive", "time_sensitive"), ("massive_cooking", None), ("mutation_advice", None)):
+        c = plain.with_(subcategory=sub)
+        assert cv.policy(c) == reason, sub
+        wrapped = c.under_policy(cv.policy(c))
+        assert verify(wrapped).passed and (wrapped.verification_method == "policy_no_cache") == (reason is not None)
+
+
 def test_verifier_accepts_hits_and_rejects_flipped_labels():
-    cands = [c for c in cv.candidates() if c.verification_method == "rubric"]
+    cands = [c for c in built(cv) if c.verification_method == "rubric"]
     for lab, wrong in (("EQUIV", "UNRELATED"), ("PARA_SAFE", "ADVERSARIAL"), ("RELATED_UNSAFE", "PARA_SAFE"),
                        ("ADVERSARIAL", "EQUIV"), ("UNRELATED", "PARA_SAFE")):
         rows = [c for c in cands if c.label == lab][:10]
@@ -58,11 +70,11 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    assert_family_rule(cv.candidates())
+    assert_family_rule(built(cv))
 
 
 def test_deterministic():
-    assert_rebuild_same(cv.candidates)
+    assert_rebuild_same(lambda: built(cv), cv._build, cv._seed)
 
 
 def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
@@ -86,13 +98,13 @@ def _seed_of_text() -> dict[str, str]:
 def test_live_paraphrases_share_one_time_scope_and_the_answer_matches_it():
     # cb-conversational-0071/0108/0102 paired "open today" with "open right now" / "at the moment",
     # and "weather right now" with "raining today", under one answer that said "today".
-    live = [c for c in cv.candidates() if c.subcategory == "time_sensitive" and c.label in ("EQUIV", "PARA_SAFE")]
+    live = [c for c in built(cv) if c.subcategory == "time_sensitive" and c.label in ("EQUIV", "PARA_SAFE")]
     assert len(live) >= 8
     for c in live:
-        sa, sb = cv.time_scopes(c.query_a), cv.time_scopes(c.query_b)
+        sa, sb = time_scopes(c.query_a), time_scopes(c.query_b)
         assert sa == sb and len(sa) == 1, (c.query_a, c.query_b)
-        assert cv.time_scopes(c.expected_answer_a) <= sa, (c.query_a, c.expected_answer_a)
-    assert cv.time_scopes("Is the Louvre open right now?") != cv.time_scopes("Is the Louvre open today?")
+        assert time_scopes(c.expected_answer_a) <= sa, (c.query_a, c.expected_answer_a)
+    assert time_scopes("Is the Louvre open right now?") != time_scopes("Is the Louvre open today?")
 
 
 def test_mixed_time_scopes_in_a_live_seed_are_one_line_input_errors(tmp_path, monkeypatch):
@@ -110,7 +122,7 @@ def test_unrelated_pairs_share_no_theme():
     # cb-conversational-0214 paired "nervous about my job interview" with "rough day because of work".
     themes = {s["id"]: set(s["themes"]) for s in SEEDS}
     owner = _seed_of_text()
-    rows = [c for c in cv.candidates() if c.label == "UNRELATED"]
+    rows = [c for c in built(cv) if c.label == "UNRELATED"]
     assert rows
     for c in rows:
         a, b = owner[c.query_a], owner[c.query_b]

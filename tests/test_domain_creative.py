@@ -9,7 +9,7 @@ from domains import creative as cr
 from domains.base import LABELS
 from domains.verify import verify
 
-from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same, built
 
 BRIEFS = cr.briefs()
 
@@ -34,7 +34,7 @@ def test_operators_change_request_and_rubric(brief, op, phrasing):
 
 
 def test_every_row_is_policy_miss_whatever_its_label():
-    cands = cr.candidates()
+    cands = built(cr)
     assert {c.label for c in cands} == set(LABELS)
     for c in cands:
         assert c.verification_method == "policy_no_cache" and c.binary_label == "MISS"
@@ -44,7 +44,7 @@ def test_every_row_is_policy_miss_whatever_its_label():
 
 
 def test_underlying_rubric_checks_the_label():
-    cands = cr.candidates()
+    cands = built(cr)
     for lab, wrong in (("EQUIV", "ADVERSARIAL"), ("PARA_SAFE", "RELATED_UNSAFE"), ("RELATED_UNSAFE", "PARA_SAFE"),
                        ("ADVERSARIAL", "EQUIV"), ("UNRELATED", "EQUIV")):
         c = next(c for c in cands if c.label == lab)
@@ -54,11 +54,11 @@ def test_underlying_rubric_checks_the_label():
 
 
 def test_split_rule_and_distinct_pairs():
-    assert_family_rule(cr.candidates())
+    assert_family_rule(built(cr))
 
 
 def test_deterministic():
-    assert_rebuild_same(cr.candidates)
+    assert_rebuild_same(lambda: built(cr), cr._build, cr._seed)
 
 
 def test_bad_brief_is_one_line_input_error(tmp_path, monkeypatch):
@@ -89,7 +89,7 @@ def test_form_swap_never_pairs_synonym_forms(brief):
 
 
 def test_no_adversarial_row_swaps_synonym_forms():
-    rows = [c for c in cr.candidates() if c.provenance.operator == "form_swap"]
+    rows = [c for c in built(cr) if c.provenance.operator == "form_swap"]
     assert rows
     bad = [(c.provenance.operator_params, c.query_a) for c in rows
            if _same_group(c.provenance.operator_params["from"], c.provenance.operator_params["to"])]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -16,6 +17,9 @@ from hypothesis import strategies as st
 from domains import math as M
 from domains.base import LABELS, Candidate, GenContext, Provenance, normalize_text, stable_rng
 from domains.check import generate_verified
+from domains.families import FamilyGuard
+from domains.math.catalog import parse_template
+from domains.math.planning import admit, answer_payload
 from domains.verify import get, verify
 from domains.verify.sympy_equiv import ParseError, answers_equivalent, parse_math
 from pipeline.core.config import load_profile
@@ -157,7 +161,7 @@ def test_operator_result_is_a_verified_adversarial_or_a_counted_drop(tid, op, se
     variant, params, ans = res
     base = M.compute(tpl, prob, tpl.task)
     form = M.forms(tpl, "surface")[0]
-    row = _row("ADVERSARIAL", M._payload(base, ans), base.display, ans.display)
+    row = _row("ADVERSARIAL", answer_payload(base, ans), base.display, ans.display)
     assert verify(row).passed
     assert M.render(tpl, prob, form.text, "explicit") != M.render(tpl, variant, form.text, "explicit")
 
@@ -168,7 +172,7 @@ def test_symmetric_coefficient_swap_is_dropped_with_a_reason():
     prob = next(p for i in range(50) if (p := M.sample_problem(rect, stable_rng("sym", i))) is not None)
     assert M.perturb(prob, "coefficient_swap", stable_rng("x")) == "coefficient_swap:answer_unchanged"
     expand = cur.template("expand_product")
-    prob = M.Problem("expand_product", (("a", M.Fraction(2)), ("b", M.Fraction(5)), ("k", M.Fraction(1)),
+    prob = M.Problem("expand_product", (("a", Fraction(2)), ("b", Fraction(5)), ("k", Fraction(1)),
                                         ("v", "x")))
     assert M.compute(expand, prob, expand.task).display == "x**2 + 7*x + 10"
     assert M.perturb(prob, "coefficient_swap", stable_rng("x")) == "coefficient_swap:answer_unchanged"
@@ -205,24 +209,24 @@ def test_every_math_style_parses_to_the_same_expression(tid):
 def test_answers_are_computed_and_name_the_variable():
     cur = M.load_curated()
     lin = cur.template("linear_one_side")
-    prob = M.Problem("linear_one_side", (("a", M.Fraction(3)), ("b", M.Fraction(4)), ("c", M.Fraction(19)),
-                                         ("sol", M.Fraction(5)), ("v", "x")))
+    prob = M.Problem("linear_one_side", (("a", Fraction(3)), ("b", Fraction(4)), ("c", Fraction(19)),
+                                         ("sol", Fraction(5)), ("v", "x")))
     assert M.render(lin, prob, lin.surfaces[0], "implicit") == "Solve for x: 3x + 4 = 19"
     assert M.compute(lin, prob, lin.task).display == "x = 5"
     assert M.compute(lin, prob.with_(v="a"), lin.task).display == "a = 5"
     der = cur.template("derivative_polynomial")
-    prob = M.Problem("derivative_polynomial", (("a", M.Fraction(1)), ("b", M.Fraction(3)), ("c", M.Fraction(1)),
-                                               ("fn", 0), ("n", M.Fraction(2)), ("v", "x")))
+    prob = M.Problem("derivative_polynomial", (("a", Fraction(1)), ("b", Fraction(3)), ("c", Fraction(1)),
+                                               ("fn", 0), ("n", Fraction(2)), ("v", "x")))
     assert M.compute(der, prob, der.task).display == "f'(x) = 2*x + 3"
     speed = cur.template("speed_distance")
-    prob = M.Problem("speed_distance", (("dist", M.Fraction(150)), ("hours", M.Fraction(5, 2)),
-                                        ("speed", M.Fraction(60)), ("unit", 0), ("veh", 0)))
+    prob = M.Problem("speed_distance", (("dist", Fraction(150)), ("hours", Fraction(5, 2)),
+                                        ("speed", Fraction(60)), ("unit", 0), ("veh", 0)))
     assert M.compute(speed, prob, speed.task).display == "150 km"
 
 
 def test_bad_template_is_a_one_line_input_error():
     with pytest.raises(InputError, match=r"math\.yaml:template t1: unknown operator teleport"):
-        M._template({"id": "t1", "subcategory": "s", "topic": "t", "params": {"a": {"int": [1, 2]}},
+        parse_template({"id": "t1", "subcategory": "s", "topic": "t", "params": {"a": {"int": [1, 2]}},
                      "task": {"type": "quantity", "formula": "{a}"}, "surfaces": ["{a}", "a {a}"],
                      "paraphrases": ["p {a}"], "operators": {"teleport": ["a"]}}, 0)
 
@@ -257,6 +261,24 @@ def test_family_limits_and_fresh_unrelated_texts():
         if c.label == "UNRELATED":
             assert uses[normalize_text(c.query_a)] == 1 and uses[normalize_text(c.query_b)] == 1
     assert len({c.pair_signature() for c in cands}) == len(cands)
+
+
+def test_admit_keeps_family_limits_and_counts_each_refusal_by_reason():
+    def pair(label: str, a: str, b: str) -> Candidate:
+        return _row(label, {}).with_(query_a=a, query_b=b)
+
+    kept_pairs = [("t1", "t2"), ("t1", "t3"), ("t1", "t4"), ("t2", "t6"), ("t3", "t7"), ("t4", "t8")]
+    cands = [pair("EQUIV", "Solve x", "solve x?"),          # one text after normalisation
+             *[pair("EQUIV", a, b) for a, b in kept_pairs[:3]],
+             pair("PARA_SAFE", "T2", "t1"),                 # the pair (t1, t2) again
+             pair("ADVERSARIAL", "t1", "t5"),               # t1 a fourth time
+             *[pair("EQUIV", a, b) for a, b in kept_pairs[3:]],
+             pair("RELATED_UNSAFE", "t6", "t9")]            # a seventh candidate in the group
+    drops: Counter = Counter()
+    kept = admit(FamilyGuard(), cands, drops)
+    assert [(c.query_a, c.query_b) for c in kept] == kept_pairs
+    assert drops == Counter({"EQUIV:identical_queries": 1, "PARA_SAFE:duplicate_pair": 1,
+                             "ADVERSARIAL:family_limit": 1, "RELATED_UNSAFE:family_limit": 1})
 
 
 @pytest.mark.parametrize("profile", ["v1.1", "lifted40"])

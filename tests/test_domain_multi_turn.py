@@ -11,7 +11,7 @@ from domains import multi_turn as mt
 from domains.verify import verify
 from pipeline.core.errors import InputError
 
-from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same, built
 
 INSTANCES, PERTURBED = mt.scenarios()
 
@@ -50,14 +50,14 @@ def test_target_swap_changes_the_answer(inst):
 
 
 def test_same_final_message_after_different_turns_is_a_miss():
-    cands = mt.candidates()
+    cands = built(mt)
     same_final = [c for c in cands if c.query_a == c.query_b]
     assert same_final and all(c.label in ("RELATED_UNSAFE", "ADVERSARIAL") for c in same_final)
     assert all(c.context_a != c.context_b for c in same_final)
 
 
 def test_verifier_accepts_hits_and_rejects_flipped_labels():
-    cands = mt.candidates()
+    cands = built(mt)
     for c in cands[:80]:
         assert verify(c).passed, c
     hit = next(c for c in cands if c.label == "EQUIV")
@@ -71,12 +71,12 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    assert_family_rule(mt.candidates(),
+    assert_family_rule(built(mt),
                        sides_differ=lambda c: c.query_a != c.query_b or c.context_a != c.context_b)
 
 
 def test_deterministic():
-    assert_rebuild_same(mt.candidates, mt.scenarios)
+    assert_rebuild_same(lambda: built(mt), mt._build, mt.scenarios, mt._seed)
 
 
 def test_bad_source_is_one_line_input_error(tmp_path, monkeypatch):
@@ -93,7 +93,7 @@ def test_same_final_message_pairs_differ_only_by_context():
     """Every pair that claims the same final message (every proposal, not only the kept ones) has
     the very same final message, different earlier turns, and answers that differ; where the answer
     is a number, the number itself differs (recipes with one ratio used to give '100 g' twice)."""
-    props = mt._proposals()
+    props = mt._pools(None)
     claimed = [c for lab in props for c in props[lab]
                if c.provenance.template_id in ("same_final_other_conversation", "context_fact_swap")]
     assert {c.subcategory for c in claimed} >= {"arithmetic_followup", "unit_conversion", "entity_followup"}

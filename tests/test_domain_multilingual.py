@@ -48,6 +48,22 @@ def test_languages_family_rule_and_rows():
             assert p["lang_a"] != p["lang_b"] and c.provenance.operator_params["to"] == p["lang_b"]
 
 
+def test_every_pair_has_a_non_english_side():
+    # cb-multilingual-0007/0016/0036/0081...: 21 committed rows paired English with English ("Which
+    # language is spoken in Russia?" and its lower-cased copy), which the qa domains already cover.
+    pools = ml._pools(lambda *names: stable_rng(DOMAIN, *names))
+    cands = [c for pool in pools.values() for c in pool]
+    for profile in ("v1.1", "lifted40"):
+        cands += [c for lab in LABELS for c in _kept(profile)[1].kept[lab]]
+    langs = [(c.verification_payload["lang_a"], c.verification_payload["lang_b"]) for c in cands]
+    assert ("en", "en") not in langs
+    # English stays as one side of a translation and of cross-language UNRELATED pairs
+    english = {c.label for c, pair in zip(cands, langs) if "en" in pair}
+    assert english >= {"ADVERSARIAL", "UNRELATED"}
+    assert ml.english_only(ml._index()[("capital.france", "en")]) and not ml.english_only(
+        ml._index()[("capital.france", "en")], ml._index()[("capital.france", "de")])
+
+
 def test_no_query_text_shared_with_the_other_qa_domains():
     _, rep = _kept("lifted40")
     mine = {normalize_text(q) for lab in LABELS for c in rep.kept[lab] for q in (c.query_a, c.query_b)}

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from domains import personalized as pz
 from domains.verify import verify
 
-from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same
+from domain_helpers import assert_family_rule, assert_input_error, assert_quota, assert_rebuild_same, built
 
 PERSONAS = pz.personas()
 TASKS = sorted(pz._seed()["tasks"])
@@ -22,7 +22,7 @@ def test_meets_quota(profile):
 
 def test_at_least_60_identities():
     assert len({p["name"] for p in PERSONAS}) >= 60
-    cands = pz.candidates()
+    cands = built(pz)
     assert len({c.system_prompt_a for c in cands} | {c.system_prompt_b for c in cands}) >= 60
 
 
@@ -49,7 +49,7 @@ def test_slot_swap_changes_the_answer(task, i):
 
 
 def test_policy_forces_miss_across_users_only():
-    cands = pz.candidates()
+    cands = built(pz)
     cross = [c for c in cands if c.system_prompt_a != c.system_prompt_b]
     same = [c for c in cands if c.system_prompt_a == c.system_prompt_b]
     assert cross and same
@@ -64,7 +64,7 @@ def test_policy_forces_miss_across_users_only():
 
 
 def test_verifier_accepts_hits_and_rejects_flipped_labels():
-    cands = pz.candidates()
+    cands = built(pz)
     hit = next(c for c in cands if c.label == "PARA_SAFE")
     assert verify(hit).passed
     assert not verify(hit.with_(label="ADVERSARIAL")).passed
@@ -75,12 +75,12 @@ def test_verifier_accepts_hits_and_rejects_flipped_labels():
 
 
 def test_split_rule_and_distinct_pairs():
-    assert_family_rule(pz.candidates(),
+    assert_family_rule(built(pz),
                        sides_differ=lambda c: c.query_a != c.query_b or c.system_prompt_a != c.system_prompt_b)
 
 
 def test_deterministic():
-    assert_rebuild_same(pz.candidates)
+    assert_rebuild_same(lambda: built(pz), pz._build, pz._seed)
 
 
 def test_bad_persona_is_one_line_input_error(tmp_path, monkeypatch):
@@ -101,7 +101,7 @@ def test_related_vs_unrelated_follows_the_topic_rule():
     bio+activity were UNRELATED (cb-personalized-0064/0074/0080)."""
     topic = {name: t["topic"] for name, t in pz._seed()["tasks"].items()}
     labels: dict[frozenset, set[str]] = {}
-    for c in pz.candidates():
+    for c in built(pz):
         pair = _task_pair(c)
         if pair is None:
             continue
@@ -129,7 +129,7 @@ def test_explicit_constraints(text, want):
 
 def test_paraphrases_keep_the_same_explicit_constraints():
     """cb-personalized-0033/0050/0053/0058 paired a two-sentence or two-line bio with a short one."""
-    rows = [c for c in pz.candidates() if c.label in ("EQUIV", "PARA_SAFE")]
+    rows = [c for c in built(pz) if c.label in ("EQUIV", "PARA_SAFE")]
     assert rows
     bad = [(c.query_a, c.query_b) for c in rows if pz.explicit_constraints(c.query_a) != pz.explicit_constraints(c.query_b)]
     assert not bad, bad[:3]
@@ -160,6 +160,6 @@ def test_no_generated_text_says_a_before_a_vowel_sound():
     # Templates say "a {role}"; "a accountant" came out until the filled text was fixed.
     from domains.families import fix_articles
 
-    for c in [c for pool in pz._proposals().values() for c in pool]:
+    for c in [c for pool in pz._pools(None).values() for c in pool]:
         for text in (c.query_a, c.query_b, c.system_prompt_a, c.system_prompt_b, c.expected_answer_a):
             assert text is None or fix_articles(text) == text, text

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from domains import tool
 from domains.base import HIT_LABELS, LABELS, normalize_text, stable_rng
 from domains.check import generate_verified
+from domains.tool import catalog
 from domains.verify import verify
 from domains.verify.tool_call import canonical_call, json_schema_call, parse_call
 from pipeline.core.config import load_profile
@@ -48,7 +49,7 @@ def test_every_intent_instance_gives_a_schema_valid_canonical_call():
     for intent in DATA.intents.values():
         for idx, inst in enumerate(intent.instances):
             seed = tool.Seed(intent.id, tuple(sorted(inst.items())), 0, ())
-            assert tool._call_valid(seed), (intent.id, idx, tool.call_text(seed))
+            assert tool.call_valid(seed), (intent.id, idx, tool.call_text(seed))
             text = tool.call_text(seed)
             assert text == canonical_call(*parse_call(text))
 
@@ -56,8 +57,8 @@ def test_every_intent_instance_gives_a_schema_valid_canonical_call():
 def _load_error(tmp_path, monkeypatch, old: str, new: str) -> str:
     """The one-line InputError tool.load() raises once `old` in the curated file reads `new`."""
     bad = tmp_path / "tool.yaml"
-    bad.write_text(tool.SOURCE_FILE.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-    return assert_input_error(monkeypatch, tool, "SOURCE_FILE", bad, tool.load, r"^sources/curated/tool\.yaml: ")
+    bad.write_text(catalog.SOURCE_FILE.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    return assert_input_error(monkeypatch, catalog, "SOURCE_FILE", bad, tool.load, r"^sources/curated/tool\.yaml: ")
 
 
 def test_bad_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch):
@@ -89,7 +90,7 @@ def test_each_operator_changes_the_canonical_call(name, seed, salt):
         return
     variant, params = res
     assert tool.call_text(variant) != tool.call_text(seed)
-    assert tool._call_valid(variant)
+    assert tool.call_valid(variant)
     assert params
     if name != "tool_list_swap":
         # one answer-determining token changed: the text changes too, the phrasing does not
@@ -308,7 +309,7 @@ def test_an_open_or_future_range_is_time_sensitive():
     ("as_of: 2025-01-01\n", "as_of: soon\n", "as_of: 'soon' is not an ISO date"),
 ])
 def test_bad_state_in_the_curated_file_is_a_one_line_input_error(tmp_path, monkeypatch, old, new, problem):
-    assert tool.SOURCE_FILE.read_text(encoding="utf-8").count(old) == 1
+    assert catalog.SOURCE_FILE.read_text(encoding="utf-8").count(old) == 1
     msg = _load_error(tmp_path, monkeypatch, old, new)
     assert msg.startswith(f"sources/curated/tool.yaml: {problem}") and "\n" not in msg
 

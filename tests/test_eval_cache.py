@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,7 +88,7 @@ def test_an_entry_from_anything_else_is_never_served(tmp_path, toy, bench, monke
     elif change == "code":
         (tmp_path / "src" / "toy_cache_impl.py").write_text(CACHE_MODULE + "\n# a code change\n")
     elif change == "harness_version":
-        monkeypatch.setattr(eval_cache, "harness_identity", lambda: {"version": "999", "module_sha256": None})
+        monkeypatch.setattr(eval_cache, "HARNESS_VERSION", "999")
     report, from_cache = ec.cached_run(ec.identity(bench, impl, config), run)
     assert (report["run"], from_cache, run.runs) == (2, False, 2)
 
@@ -147,14 +149,57 @@ def test_identity_covers_the_class_hierarchy_code():
     assert all(len(c["module_sha256"]) == 64 for c in ident["code"])
 
 
-def test_harness_version_is_read_or_flagged():
+def test_harness_identity_is_the_version_and_every_module_of_the_package():
+    from pipeline.harness import HARNESS_VERSION
+
     ident = eval_cache.harness_identity()
-    try:
-        from pipeline.harness import HARNESS_VERSION
-    except ImportError:
-        assert ident["version"] == eval_cache.HARNESS_VERSION_PLACEHOLDER
-    else:
-        assert ident["version"] == str(HARNESS_VERSION) and len(ident["module_sha256"]) == 64
+    package = Path(eval_cache.__file__).parent
+    modules = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
+    assert ident["version"] == HARNESS_VERSION
+    assert list(ident["code"]) == modules
+    assert {"__init__.py", "interface.py", "load.py", "evaluation.py", "metrics.py", "report.py",
+            "baselines.py", "cache.py"} <= set(modules)
+    assert all(len(digest) == 64 for digest in ident["code"].values())
+
+
+@pytest.fixture
+def harness_copy(tmp_path, monkeypatch):
+    """A copy of pipeline/harness/ that the cache takes for the harness, so a test can edit it."""
+    copy = tmp_path / "harness"
+    shutil.copytree(Path(eval_cache.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(eval_cache, "HARNESS_DIR", copy)
+    return copy
+
+
+HARNESS_MODULES = sorted(p.name for p in Path(eval_cache.__file__).parent.glob("*.py"))
+
+
+@pytest.mark.parametrize("module", HARNESS_MODULES)
+def test_editing_any_harness_module_changes_the_key(tmp_path, toy, bench, harness_copy, module):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    before = ec.identity(bench, toy.ToyCache(), CONFIG)
+    assert ec.cached_run(before, run) == (run_report(1), False)
+    assert ec.cached_run(ec.identity(bench, toy.ToyCache(), CONFIG), run) == (run_report(1), True)
+    path = harness_copy / module
+    path.write_text(path.read_text(encoding="utf-8") + "\n# a change to the scoring code\n", encoding="utf-8")
+    after = ec.identity(bench, toy.ToyCache(), CONFIG)
+    assert after["harness"]["code"][module] != before["harness"]["code"][module]
+    assert ec.cached_run(after, run) == (run_report(2), False)
+
+
+def test_a_new_harness_module_changes_the_key(tmp_path, toy, bench, harness_copy):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ec.cached_run(ec.identity(bench, toy.ToyCache(), CONFIG), run)
+    (harness_copy / "calibration.py").write_text('"""A new metric module."""\n', encoding="utf-8")
+    assert ec.cached_run(ec.identity(bench, toy.ToyCache(), CONFIG), run) == (run_report(2), False)
+
+
+def test_unknown_harness_code_is_never_cached(tmp_path, toy, bench, monkeypatch, capsys):
+    monkeypatch.setattr(eval_cache, "HARNESS_DIR", tmp_path / "no_such_package")
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    assert ec.cached_run(ident, run)[1] is False and ec.cached_run(ident, run)[1] is False
+    assert run.runs == 2 and "harness source files were not found" in capsys.readouterr().err
 
 
 def test_unknown_code_version_is_never_cached(tmp_path, bench, capsys):

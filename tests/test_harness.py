@@ -2,8 +2,10 @@
 errors and the confidence sweep, checked against hand-computed values."""
 from __future__ import annotations
 
+import ast
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -53,11 +55,34 @@ def by_table(decide: dict[str, bool]):
 # ---------------------------------------------------------------- module surface
 
 def test_harness_imports_no_heavy_library():
-    code = ("import sys, pipeline.harness, pipeline.harness.baselines\n"
-            "heavy = [m for m in ('dagster', 'torch', 'yaml', 'jsonschema') if m in sys.modules]\n"
-            "assert not heavy, heavy\n")
+    # Every module of the package, found by walking it, so a module added later is covered too.
+    code = ("import importlib, pkgutil, sys, pipeline.harness as h\n"
+            "names = sorted(m.name for m in pkgutil.walk_packages(h.__path__, 'pipeline.harness.'))\n"
+            "for name in names:\n"
+            "    importlib.import_module(name)\n"
+            "heavy = [m for m in ('dagster', 'torch', 'pandas', 'numpy', 'sentence_transformers', 'yaml',\n"
+            "                     'jsonschema') if m in sys.modules]\n"
+            "assert not heavy, heavy\n"
+            "print(' '.join(names))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    assert {f"pipeline.harness.{m}" for m in ("interface", "load", "evaluation", "metrics", "report",
+                                              "baselines", "cache", "contract")} <= imported
+
+
+def test_the_harness_lists_no_domain():
+    # Adding a domain must not need an edit here: no harness module holds a tuple, list or set
+    # spelling a registered domain (a display order, a filter, ...).
+    from domains import domain_names
+
+    domains = set(domain_names())
+    assert len(domains) >= 10
+    for path in sorted((PROJECT_ROOT / "pipeline" / "harness").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                named = {e.value for e in node.elts if isinstance(e, ast.Constant)} & domains
+                assert not named, f"{path.name}:{node.lineno} lists domains {sorted(named)}"
 
 
 def test_version_and_row_fields_follow_the_schema():
@@ -140,7 +165,8 @@ def test_breakdowns_for_exact_match_on_the_test_bench():
     # Hand count: verbatim-equal pairs are math-0002 (HIT), qa_factual-0002 (HIT) and creative-0001
     # (policy MISS); personalized-0001 differs in system prompt, multi_turn-0001 in context.
     assert d["confusion"] == {"tp": 2, "fp": 1, "fn": 2, "tn": 5}
-    assert list(d["by_domain"]) == ["qa_factual", "math", "code", "tool", "creative", "personalized", "multi_turn"]
+    # Domains in the order of their first row in the file.
+    assert list(d["by_domain"]) == ["math", "code", "creative", "tool", "qa_factual", "multi_turn", "personalized"]
     math_ = d["by_domain"]["math"]
     assert (math_["n"], math_["tp"], math_["fn"], math_["tn"]) == (3, 1, 1, 1)
     assert math_["f1"] == pytest.approx(2 / 3)
@@ -158,6 +184,28 @@ def test_breakdowns_for_exact_match_on_the_test_bench():
     assert list(d["by_construction_method"])[0] == "real_traffic_mined"
     assert d["by_subcategory"]["qa_factual/capital"]["n"] == 2
     assert list(d["by_subcategory"]) == sorted(d["by_subcategory"])
+
+
+def test_domain_order_puts_named_domains_first_then_the_rest_by_first_row():
+    rows = load_bench(BENCH)
+    d = evaluate(exact_match, rows, domain_order=["tool", "qa_factual", "no_such_domain"]).to_dict()
+    assert list(d["by_domain"]) == ["tool", "qa_factual", "math", "code", "creative", "multi_turn", "personalized"]
+    assert d["by_domain"] == evaluate(exact_match, rows).to_dict()["by_domain"]  # only the order changes
+    md = evaluate(exact_match, rows, domain_order=["tool"]).to_markdown()
+    domain_section = md.split("## By domain")[1].split("## ")[0]
+    assert domain_section.index("| tool |") < domain_section.index("| math |")
+    reversed_rows = evaluate(exact_match, rows[::-1]).to_dict()
+    assert list(reversed_rows["by_domain"]) == ["qa_factual", "personalized", "multi_turn", "tool", "creative",
+                                                "code", "math"]
+    with pytest.raises(TypeError, match="domain_order"):
+        evaluate(exact_match, rows, domain_order="math")
+
+
+def test_a_new_domain_is_reported_without_a_harness_change():
+    rows = [make_row(0, "HIT", domain="astronomy", id="cb-astronomy-0001"), make_row(1, "MISS")]
+    d = evaluate(always_hit, rows).to_dict()
+    assert list(d["by_domain"]) == ["astronomy", "math"]
+    assert (d["by_domain"]["astronomy"]["tp"], d["by_domain"]["math"]["fp"]) == (1, 1)
 
 
 def test_baselines_floor_and_ceiling():
@@ -383,6 +431,20 @@ def test_markdown_report_headline():
     for section in ("By domain", "FHR by MISS label", "By difficulty", "By construction method",
                     "By subcategory", "Decision latency (ms)", "Cost", "Tiers"):
         assert f"## {section}\n" in md
+
+
+def test_the_build_reproduces_the_committed_baseline_reports(tmp_path):
+    # The committed reports come from the build's assembly stage calling the harness; a harness
+    # change that moves one byte of them would fail `cacheeval check`, so catch it here, fast.
+    from pipeline.stages.assembly import write_baselines
+
+    outputs = PROJECT_ROOT / "outputs"
+    rows = [json.loads(line) for line in (outputs / "cachebench.jsonl").read_text(encoding="utf-8").splitlines()]
+    written, _ = write_baselines(tmp_path, rows)
+    assert sorted(written) == [f"reports/baseline_{n}.{e}" for n in ("always_hit", "always_miss", "exact_match")
+                               for e in ("json", "md")]
+    for rel in written:
+        assert (tmp_path / rel).read_bytes() == (outputs / rel).read_bytes(), rel
 
 
 # ---------------------------------------------------------------- loading

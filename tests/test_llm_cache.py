@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from pipeline.llm.cache import LLMError
+from pipeline.llm.cached_provider import LLMError
 from pipeline.core.paths import PROJECT_ROOT
 
 T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
@@ -60,7 +60,8 @@ class CountingProvider:
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from pipeline.llm.cache import build_request, make_entry, open_store
+    from pipeline.llm.keys import build_request, make_entry
+    from pipeline.llm.stores import open_store
     where, table, worker, count, overlap, go = sys.argv[1:7]
     store = open_store(None if where.startswith("postgresql") else where,
                        where if where.startswith("postgresql") else None, table=table)
@@ -107,10 +108,10 @@ import pytest  # noqa: E402
 
 from pipeline import cli  # noqa: E402
 from pipeline.core.errors import InputError  # noqa: E402
-from pipeline.llm.cache import (  # noqa: E402
-    NOCACHE_MARKER, CachedProvider, ReplayMissError, SQLiteStore, build_request, canonical_json, make_entry,
-    request_key,
-)
+from pipeline.core.hashing import canonical_json  # noqa: E402
+from pipeline.llm.cached_provider import CachedProvider, ReplayMissError  # noqa: E402
+from pipeline.llm.keys import NOCACHE_MARKER, build_request, make_entry, request_key  # noqa: E402
+from pipeline.llm.stores import SQLiteStore  # noqa: E402
 from pipeline.llm.providers import (  # noqa: E402
     LlamaCppProvider, OpenAICompatibleProvider, gguf_identity, load_llm_config,
 )
@@ -433,7 +434,6 @@ def test_llama_cpp_identity_is_the_gguf_sha256_and_checked_against_the_pin(tmp_p
 
 
 def test_llama_cpp_missing_runtime_is_a_clear_error_and_hits_need_no_runtime(tmp_path, store, clock):
-    pytest.importorskip("pipeline.llm.cache")
     try:
         import llama_cpp  # noqa: F401
         pytest.skip("llama-cpp-python is installed: the missing-runtime message cannot be shown")

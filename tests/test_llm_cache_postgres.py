@@ -6,7 +6,10 @@ import uuid
 
 import pytest
 
-from pipeline.llm.cache import CachedProvider, PostgresStore, ReplayMissError, build_request, canonical_json, request_key
+from pipeline.core.hashing import canonical_json
+from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
+from pipeline.llm.keys import build_request, request_key
+from pipeline.llm.stores import PostgresStore
 from test_llm_cache import MSGS, CountingProvider, FakeClock, run_two_writers
 
 URL = os.environ.get("CACHEEVAL_TEST_PG_URL")

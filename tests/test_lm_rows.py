@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from domains.base import GenContext
+from domains import all_domains, get_domain
+from domains.base import DomainSpec, GenContext, LMHooks, LMItem
 from domains.lm import generate as lm
+from domains.lm.rules import Seed, paraphrase_problem
 from pipeline.core.errors import InputError
-from pipeline.llm.cache import CachedProvider, ReplayMissError, SQLiteStore
+from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
+from pipeline.llm.stores import SQLiteStore
 from pipeline.llm.replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
 from pipeline.core.paths import PROJECT_ROOT
 
@@ -91,13 +94,14 @@ needs_replay = pytest.mark.skipif(not REPLAY_FILE.is_file(), reason="sources/cur
 _RUN = """
 import sys, hashlib, json
 sys.modules['llama_cpp'] = None          # importing it now raises ImportError
+from domains import all_domains
 from domains.base import GenContext
-from domains.lm.generate import qa_factual_lm_rows, qa_open_lm_rows
 from pipeline.resources import BuildSettings
 llm = BuildSettings().llm()
 out = {}
-for name, gen in (("qa_factual", qa_factual_lm_rows), ("qa_open", qa_open_lm_rows)):
-    rows = list(gen(GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
+for spec in [s for s in all_domains() if s.lm is not None]:
+    name = spec.name
+    rows = list(spec.generators["lm_generated"](GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
     assert rows and all(c.construction_method == "lm_generated" for c in rows)
     assert all(c.provenance.model_snapshot.startswith("gguf-sha256:") for c in rows)
     assert all(c.source.startswith("lm:") and c.label == "PARA_SAFE" for c in rows)
@@ -117,6 +121,7 @@ def test_replay_builds_the_same_rows_twice_without_llama_cpp():
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert runs[0] == runs[1]
+    assert sorted(runs[0]) == ["qa_factual", "qa_open"]
     assert all(n >= 1 for n, _ in runs[0].values())
 
 
@@ -124,9 +129,9 @@ def test_replay_builds_the_same_rows_twice_without_llama_cpp():
 def test_a_missing_replay_entry_is_a_clear_error(tmp_path):
     entries = load_entries(REPLAY_FILE)
     ctx = GenContext(domain="qa_factual", profile="v1.1", need={})
-    spec = lm.load_prompts()["domains"]["qa_factual"]
-    first_seed = lm._SEEDS["qa_factual"](spec, ctx)[0]
-    wanted = {m["content"] for m in lm.messages_for(spec, first_seed.text)[-1:]}
+    prompt = lm.prompt_for("qa_factual")
+    first_seed = lm.seeds(get_domain("qa_factual"), prompt, ctx)[0]
+    wanted = {m["content"] for m in lm.messages_for(prompt, first_seed.text)[-1:]}
     partial = [e for e in entries if json.loads(e.request)["messages"][-1]["content"] not in wanted]
     assert len(partial) == len(entries) - 1
     path = tmp_path / "partial.jsonl"
@@ -134,59 +139,120 @@ def test_a_missing_replay_entry_is_a_clear_error(tmp_path):
     llm = replay_llm(path)
     with pytest.raises(ReplayMissError, match=rf"llm_replay\.jsonl: no recorded response for prompt "
                                               rf"qa_factual\.paraphrase\.v1 on {first_seed.record}.*record"):
-        lm.generate("qa_factual", GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
+        lm.generate(get_domain("qa_factual"), GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
 
 
 # ------------------------------------------------------------------ answer-token rules
 
-def _seed(domain: str, record_part: str) -> lm.Seed:
-    spec = lm.load_prompts()["domains"][domain]
-    seeds = lm._SEEDS[domain](spec, GenContext(domain=domain, profile="v1.1", need={}))
+def _seed(domain: str, record_part: str) -> Seed:
+    seeds = lm.seeds(get_domain(domain), lm.prompt_for(domain), GenContext(domain=domain, profile="v1.1", need={}))
     return next(s for s in seeds if record_part in s.record)
 
 
 def test_answer_token_rules_drop_a_changed_entity_or_number():
     capital = _seed("qa_factual", ".capital#")
-    name = capital.keep[0]
-    assert lm.paraphrase_problem(capital, f"Which city is {name}'s capital?") is None
-    assert lm.paraphrase_problem(capital, f"Which city is the capital of {name}?") == "copies_curated_phrasing"
-    assert lm.paraphrase_problem(capital, "Which city is the capital of Narnia?") == "entity_missing"
-    assert lm.paraphrase_problem(capital, f"Which city is the capital of {name} and of Peru?") == "new_entity"
-    assert lm.paraphrase_problem(capital, f"What is the capital of {name} in 1990?") == "number_changed"
-    assert lm.paraphrase_problem(capital, f"What is the largest city of {name}?") == "attribute_missing"
-    assert lm.paraphrase_problem(capital, f"On which continent is the capital of {name}?") == "attribute_changed"
-    assert lm.paraphrase_problem(capital, f"The capital of {name} is {capital.item.answers[0]}.") == "not_a_question"
-    assert lm.paraphrase_problem(capital, f"Is {capital.item.answers[0]} the capital of {name}?") == "answers_instead"
-    assert lm.paraphrase_problem(capital, capital.text.upper()) == "identical_to_seed"
-    assert lm.paraphrase_problem(capital, f"Which city in {name} is the capital of?") == "ungrammatical"
+    name = capital.item.keep[0]
+    assert paraphrase_problem(capital, f"Which city is {name}'s capital?") is None
+    assert paraphrase_problem(capital, f"Which city is the capital of {name}?") == "copies_curated_phrasing"
+    assert paraphrase_problem(capital, "Which city is the capital of Narnia?") == "entity_missing"
+    assert paraphrase_problem(capital, f"Which city is the capital of {name} and of Peru?") == "new_entity"
+    assert paraphrase_problem(capital, f"What is the capital of {name} in 1990?") == "number_changed"
+    assert paraphrase_problem(capital, f"What is the largest city of {name}?") == "attribute_missing"
+    assert paraphrase_problem(capital, f"On which continent is the capital of {name}?") == "attribute_changed"
+    assert paraphrase_problem(capital, f"The capital of {name} is {capital.item.answer}.") == "not_a_question"
+    assert paraphrase_problem(capital, f"Is {capital.item.answer} the capital of {name}?") == "answers_instead"
+    assert paraphrase_problem(capital, capital.text.upper()) == "identical_to_seed"
+    assert paraphrase_problem(capital, f"Which city in {name} is the capital of?") == "ungrammatical"
 
     year = _seed("qa_factual", ".world_cup_winner#")
     digits = next(t for t in year.text.split() if t.isdigit())
     changed = year.text.replace(digits, str(int(digits) + 4))
-    assert lm.paraphrase_problem(year, changed) in {"entity_missing", "number_changed"}
+    assert paraphrase_problem(year, changed) in {"entity_missing", "number_changed"}
 
     topic = _seed("qa_open", ".advantages#")
-    s = topic.keep[0]
-    assert lm.paraphrase_problem(topic, f"What are the good points of {s}?") is None
-    assert lm.paraphrase_problem(topic, f"What are the drawbacks and benefits of {s}?") == "attribute_changed"
-    assert lm.paraphrase_problem(topic, "What are the benefits of it?") == "entity_missing"
+    s = topic.item.keep[0]
+    assert paraphrase_problem(topic, f"What are the good points of {s}?") is None
+    assert paraphrase_problem(topic, f"What are the drawbacks and benefits of {s}?") == "attribute_changed"
+    assert paraphrase_problem(topic, "What are the benefits of it?") == "entity_missing"
 
 
 def test_answer_token_rules_drop_a_flipped_or_narrowed_question():
     # Seen in SmolLM2 output: a reworded river question whose subject and object trade places, a "sea or
     # ocean" question narrowed to "ocean", and an agreement slip. Each is dropped, never paired.
     mouth = _seed("qa_factual", ".river_mouth#")
-    river = mouth.keep[0]
+    river = mouth.item.keep[0]
     assert "sea or ocean" in mouth.text
-    assert lm.paraphrase_problem(mouth, f"Which sea or ocean flows into the {river}?") == "order_changed"
-    assert lm.paraphrase_problem(mouth, f"Which ocean does the {river} flow into?") == "alternative_dropped"
-    assert lm.paraphrase_problem(mouth, f"Which sea or ocean does the {river} end in?") is None
+    assert paraphrase_problem(mouth, f"Which sea or ocean flows into the {river}?") == "order_changed"
+    assert paraphrase_problem(mouth, f"Which ocean does the {river} flow into?") == "alternative_dropped"
+    assert paraphrase_problem(mouth, f"Which sea or ocean does the {river} end in?") is None
     atomic = _seed("qa_factual", ".atomic_number#")
-    element = atomic.keep[0]
-    assert lm.paraphrase_problem(atomic, f"Which atomic number does {element} has?") == "ungrammatical"
-    assert lm.paraphrase_problem(atomic, f"Which atomic number does {element} carry?") is None
+    element = atomic.item.keep[0]
+    assert paraphrase_problem(atomic, f"Which atomic number does {element} has?") == "ungrammatical"
+    assert paraphrase_problem(atomic, f"Which atomic number does {element} carry?") is None
 
 
 def test_no_model_means_no_rows():
-    ctx = GenContext(domain="qa_factual", profile="v1.1", need={"PARA_SAFE": 50})
-    assert list(lm.qa_factual_lm_rows(ctx)) == [] and list(lm.qa_open_lm_rows(ctx)) == []
+    specs = [s for s in all_domains() if s.lm is not None]
+    assert [s.name for s in specs] == ["qa_factual", "qa_open"]
+    for spec in specs:
+        ctx = GenContext(domain=spec.name, profile="v1.1", need={"PARA_SAFE": 50})
+        assert list(spec.generators["lm_generated"](ctx)) == []
+
+
+# ------------------------------------------------------------------ the domain's hooks drive generation
+
+class ScriptedModel:
+    """Answers each seed question with the rewording scripted for it (a stand-in CachedProvider)."""
+
+    model_snapshot = "scripted-1"
+
+    def __init__(self, rewordings: dict[str, str]) -> None:
+        self.rewordings = rewordings
+
+    def complete(self, messages, system=None, **params):
+        seed = messages[-1]["content"].split(": ", 1)[1]
+        return type("Completion", (), {"text": self.rewordings[seed]})()
+
+
+def _spec(items: list[LMItem], policy=lambda c: None) -> DomainSpec:
+    # The prompt file's qa_factual section (keywords, phrasings [0, 1]) serves this stand-in domain.
+    return DomainSpec(name="qa_factual", description="stand-in", generators={}, verifier="alias_exact_match",
+                      policy=policy, lm=LMHooks(items=lambda keywords: items, source_file="sources/curated/x.yaml"))
+
+
+def test_a_pair_takes_its_answer_payload_and_source_from_the_domains_item():
+    item = LMItem(group="kenya.capital", spread_key="capital",
+                  phrasings=("What is the capital of Kenya?", "Name the capital city of Kenya."),
+                  keep=("Kenya",), keywords=("capital",), foreign=("continent",), others=("Peru",), leaks=("Nairobi",),
+                  subcategory="geography", answer="Nairobi", verification_method="alias_exact_match",
+                  payload={"aliases_a": ["Nairobi"], "aliases_b": ["Nairobi"]},
+                  asks_for="the capital of Kenya; both expect 'Nairobi'")
+    model = ScriptedModel({"What is the capital of Kenya?": "Which city is Kenya's capital?",
+                           "Name the capital city of Kenya.": "Tell me the capital city of Kenya."})
+    ctx = GenContext(domain="qa_factual", profile="v1.1", need={}, llm=model)
+    (c,), drops, sent = lm.generate(_spec([item]), ctx)
+    assert sent == 2 and not drops
+    assert (c.query_a, c.query_b) in {("Which city is Kenya's capital?", "Tell me the capital city of Kenya."),
+                                      ("Tell me the capital city of Kenya.", "Which city is Kenya's capital?")}
+    assert (c.label, c.subcategory, c.expected_answer_a, c.expected_answer_b) == \
+        ("PARA_SAFE", "geography", "Nairobi", "Nairobi")
+    assert c.verification_method == "alias_exact_match" and dict(c.verification_payload) == dict(item.payload)
+    assert "the capital of Kenya; both expect 'Nairobi'" in c.rationale
+    assert c.provenance.source_file == "sources/curated/x.yaml"
+    assert c.provenance.source_record == "kenya.capital#0|kenya.capital#1"
+    assert c.provenance.model_snapshot == "scripted-1"
+
+    # The spec's own policy decides: a pair it would put under a no-cache policy is dropped, counted.
+    held = _spec([item], policy=lambda cand: "time_sensitive")
+    assert lm.generate(held, ctx)[:2] == ([], {"policy:time_sensitive": 1})
+    # A model that answers instead of rewording leaves nothing to pair.
+    answering = ScriptedModel({"What is the capital of Kenya?": "Is Nairobi the capital of Kenya?",
+                               "Name the capital city of Kenya.": "Tell me the capital city of Kenya."})
+    answered = GenContext(domain="qa_factual", profile="v1.1", need={}, llm=answering)
+    cands, drops, _ = lm.generate(_spec([item]), answered)
+    assert cands == [] and drops == {"paraphrase:answers_instead": 1, "paraphrase:unpaired": 1}
+
+
+def test_a_domain_without_a_prompt_section_is_a_clear_error():
+    with pytest.raises(InputError, match=r"lm_paraphrase\.yaml:domains: no section for domain 'tarot'"):
+        lm.prompt_for("tarot")

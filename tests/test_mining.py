@@ -197,7 +197,7 @@ def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
     # mining each shard in process; the generators then take their rows from the asset's value.
     from dagster import AssetKey, DagsterEventType, DagsterInstance, materialize
 
-    from assets.mining import mapping_key
+    from assets.sources import mapping_key
     from pipeline.definitions import all_assets
     from pipeline.resources import BuildSettings
 
@@ -210,14 +210,14 @@ def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
                       instance=instance)
     value = res.asset_value("mined_pairs")
     shards = M.shards(ds)
-    assert value["shards"] == shards and len(shards) == 4
+    assert list(value.shards) == shards and len(shards) == 4
     steps = {rec.dagster_event.step_key for rec in instance.all_logs(res.run_id)
              if rec.dagster_event and rec.dagster_event.event_type == DagsterEventType.STEP_SUCCESS}
     assert {f"mined_pairs.mine_real_traffic_shard[{mapping_key(s)}]" for s in shards} <= steps
     direct = [M.mine(ds, s, cache_dir=tmp_path / "cache") for s in shards]
-    assert [c.key for c in value["candidates"]] == sorted(c.key for r in direct for c in r.candidates)
-    assert value["drops"] == dict(sorted(sum((r.drops for r in direct), Counter()).items()))
-    ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value)
+    assert [c.key for c in value.candidates] == sorted(c.key for r in direct for c in r.candidates)
+    assert value.drops == dict(sorted(sum((r.drops for r in direct), Counter()).items()))
+    ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value.for_generators())
     assert [c.provenance.source_record for c in M.creative_traffic_rows(ctx)] == ["pp0a|pp0b"]
 
 
@@ -226,14 +226,15 @@ def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
 
     from pipeline.definitions import all_assets
     from pipeline.resources import BuildSettings
+    from pipeline.stages.values import MinedPairs
 
     res = materialize(all_assets, selection=[AssetKey("mined_pairs")],
                       resources={"build": BuildSettings(out_dir=str(tmp_path / "out"))})
-    assert res.asset_value("mined_pairs") == {"shards": [], "candidates": [], "drops": {}}
+    assert res.asset_value("mined_pairs") == MinedPairs()
 
 
 def test_mapping_keys_are_valid_and_distinct():
-    from assets.mining import mapping_key
+    from assets.sources import mapping_key
 
     keys = {mapping_key(s) for s in ("sharegpt/a-b.json", "sharegpt/a_b.json", "wildchat/data/train-0.parquet")}
     assert len(keys) == 3 and all(re.fullmatch(r"[A-Za-z0-9_]+", k) for k in keys)

@@ -9,11 +9,23 @@ Mappings (the benchmark's label is kept in provenance.original_label):
 - PAWS (-> conversational) and PAWS-X German (-> multilingual, both sides German): label 1 ->
   PARA_SAFE; label 0 with overlap >= HIGH -> ADVERSARIAL (PAWS negatives are word-swap pairs
   whose meaning changed); label 0 with lower overlap is left out (the rule does not decide it).
-- MRPC (-> conversational; news sentences said to an assistant): 1 -> PARA_SAFE; 0 -> ADVERSARIAL
-  when overlap >= HIGH, RELATED_UNSAFE when < LOW (MRPC pairs are from the same news story),
-  otherwise left out.
+- MRPC (-> conversational; news sentences): 1 -> PARA_SAFE; 0 -> ADVERSARIAL when overlap >= HIGH,
+  RELATED_UNSAFE when < LOW (MRPC pairs are from the same news story), otherwise left out.
 - AmbigNQ (-> qa_factual): a question whose readings have different answers gives RELATED_UNSAFE
   pairs between two of its disambiguated questions whose answer sets share no form.
+
+Framing (MRPC and PAWS in conversational). Their texts are declarative news and encyclopedia
+sentences ("The FDA said ..."), which nobody sends to an assistant as they are. Each pair is sent as
+the request a user does make with such a sentence: asking the assistant to check it ("Fact-check
+this news claim: <sentence>"), in one wording per corpus (FRAMINGS), so that a sentence met in
+several records always makes the same request and `pick` still sees it reused. The label still
+holds for the framed requests, because a fact-check's verdict and explanation follow from what the
+sentence states, which is exactly what the annotators judged: the same statement (PARA_SAFE, EQUIV)
+gets the same verdict; a number, name or role changed (ADVERSARIAL) is another claim whose answer
+restates the changed token; another statement from the same story (RELATED_UNSAFE) is another
+claim on the same topic. Keeping only pairs that already read as requests would leave none of
+these corpora. The guards below judge the sentences themselves. (PAWS-X German in multilingual is
+the same kind of text and not framed yet.)
 
 Guards (domains.corpora.common), because an annotation of "same" or "different" is not answer
 (in)equivalence: about half the PARA_SAFE rows taken on the label alone were wrong (other
@@ -61,11 +73,22 @@ FRACTIONS = {
     "qa_factual": {"RELATED_UNSAFE": 0.5},
 }
 FIELD = {"qqp": "is_duplicate", "paws": "label", "paws_x": "label", "mrpc": "Quality"}
+# The request a user sends with a declarative sentence (see Framing above); {s} is the sentence.
+FRAMINGS = {"mrpc": "Fact-check this news claim: {s}", "paws": "Is this statement true? {s}"}
 GROUNDING = {
     "EQUIV": "Two users post the same question to a Q&A site, differing only in case or punctuation.",
     "PARA_SAFE": "Two wordings that the benchmark's human annotators judged to mean the same thing.",
     "RELATED_UNSAFE": "Two texts on the same topic that the benchmark's annotators judged to mean different things.",
     "ADVERSARIAL": "Two texts sharing nearly all their words that the benchmark's annotators judged to differ in meaning.",
+}
+FRAMED_GROUNDING = {
+    "EQUIV": "A user asks an assistant to fact-check a sentence copied from an article, then sends it again "
+             "with other casing or punctuation.",
+    "PARA_SAFE": "Two users ask an assistant to fact-check the same statement, copied from two articles that "
+                 "word it differently (annotators judged the sentences equivalent).",
+    "RELATED_UNSAFE": "Two users ask an assistant to fact-check two different statements from the same story.",
+    "ADVERSARIAL": "Two users ask an assistant to fact-check near-identical sentences that state different "
+                   "facts (annotators judged them different in meaning).",
 }
 
 
@@ -100,25 +123,35 @@ def _rubric(corpus: str, label: str, orig: int, a: str, b: str) -> tuple[list[st
             [f"is an answer to: {b}", f"is not an answer to: {a}", note])
 
 
+def frame(corpus: str, sentence_a: str, sentence_b: str) -> tuple[str, str, str | None]:
+    """(request a, request b, framing template or None): both sentences in the corpus's request
+    wording when its texts are declarative (FRAMINGS), else unchanged."""
+    template = FRAMINGS.get(corpus)
+    if template is None:
+        return sentence_a, sentence_b, None
+    return template.format(s=sentence_a), template.format(s=sentence_b), template
+
+
 def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | None = None) -> dict[str, list[Candidate]]:
     pools: dict[str, list[Candidate]] = {}
     for r in records(ctx, corpus):
         if language is not None and r.language != language:
             drops["other_language"] += 1
             continue
-        a, b = " ".join(r.text_a.split()), " ".join(r.text_b.split())
-        if max(len(a), len(b)) > MAX_CHARS:
+        sa, sb = " ".join(r.text_a.split()), " ".join(r.text_b.split())
+        if max(len(sa), len(sb)) > MAX_CHARS:
             drops["text_too_long"] += 1
             continue
-        label, why = decide(corpus, r.label, a, b)
+        label, why = decide(corpus, r.label, sa, sb)
         if label is None:
             drops[why] += 1
             continue
+        a, b, template = frame(corpus, sa, sb)
         kind = f"; the texts differ in an answer-determining way ({why.replace('_', ' ')})" if why else ""
         crit_a, crit_b = _rubric(corpus, label, r.label, a, b)
         hit = label in ("EQUIV", "PARA_SAFE")
         payload = {"criteria_a": crit_a, "criteria_b": crit_b, "benchmark": corpus,
-                   "benchmark_label": r.label, "word_overlap": round(overlap(a, b), 3)}
+                   "benchmark_label": r.label, "word_overlap": round(overlap(sa, sb), 3)}
         if why:
             payload["difference"] = why
         sub = f"{corpus}_{'paraphrase' if hit else 'non_paraphrase'}"
@@ -126,10 +159,12 @@ def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | Non
             ctx, method="existing_benchmark", label=label, subcategory=sub, query_a=a, query_b=b,
             answer_a=f"An answer to: {a}", answer_b=f"An answer to: {a if hit else b}",
             rationale=f"{corpus} annotators labelled this pair {FIELD[corpus]}={r.label}; mapped to {label} "
-                      f"(word overlap {payload['word_overlap']}){kind}.",
+                      f"(word overlap {payload['word_overlap']}){kind}."
+                      + (" Both sentences are sent in the same fact-check request." if template else ""),
             verification_method="rubric", payload=payload, source=corpus, licence=r.licence,
-            grounding=GROUNDING[label], source_file=r.source_file, source_record=f"{r.split}/{r.record_id}",
-            original_label=r.label, template_id=f"{corpus}:{label}", generator=corpus))
+            grounding=(FRAMED_GROUNDING if template else GROUNDING)[label], source_file=r.source_file,
+            source_record=f"{r.split}/{r.record_id}", original_label=r.label,
+            template_id=f"{corpus}:{label}" + (":framed" if template else ""), generator=corpus))
     return pools
 
 

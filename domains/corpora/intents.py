@@ -19,13 +19,22 @@ Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-D
   ADVERSARIAL only when the translators localised a name (`localised_change`: "time in new york"
   -> "uhrzeit in berlin"), so the request itself differs; a plain translation is dropped (an
   assistant action or a frame is the same in any language: "volume up" en/de is no MISS).
-- Utterances cut off mid-sentence, and BANKING77 records that are not a user's request (agent
-  replies such as "Transfers may show up as pending for up to one day"), are not used.
+- Utterances cut off mid-sentence (`common.unfinished`; for MASSIVE's unpunctuated English
+  transcripts also a final preposition without its object, `common.cut_off`: "what are the train
+  times for"), and BANKING77 records that are not a user's request (agent replies such as
+  "Transfers may show up as pending for up to one day"), are not used.
 
-Policies: an intent that changes state (MUTATION_INTENTS) never gives a HIT pair, because these
-domains' policies cannot claim `mutation`; a live-information intent (TIME_SENSITIVE_INTENTS)
-never gives a HIT pair either, and in conversational its subcategory carries `+time_sensitive`, so
-the domain policy wraps its MISS rows under policy_no_cache.
+Policies, as in the curated domains. An intent that asks for live or changing information
+(TIME_SENSITIVE_INTENTS: weather, news, stocks and exchange rates, the time, traffic and train
+times, what is on the user's own calendar, lists, alarms, inbox or feed) is answered fresh every
+time; an intent that changes state (MUTATION_INTENTS: set an alarm or a reminder, book a ticket,
+send an email, switch a light) must be carried out every time. Neither gives a HIT pair, and a
+pair with such an intent on either side carries `+time_sensitive` or `+mutation` in its
+subcategory, which the conversational and multilingual policies hold, so `make` puts the row
+under policy_no_cache with that reason. BANKING77's intents are FAQ topics answered from the
+bank's help text (one answer per intent, which is why the corpus can label by intent), not from
+the user's account, so they stay cacheable; only `exchange_rate` ("How is the exchange rate
+doing?") asks for a live figure.
 
 Verification: the expected answer is the canonical frame as canonical JSON (the thing the label
 was decided from): alias_exact_match in conversational, translated_exact_match (with the
@@ -39,7 +48,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from domains.base import Candidate, GenContext, canonical_json, normalize_text
-from domains.corpora.common import generator, make, overlap, paraphrase_guard, pick, records, request_form, unfinished
+from domains.text import NUMBER_WORDS
+from domains.corpora.common import (cut_off, generator, make, overlap, paraphrase_guard, pick, records, request_form,
+                                    unfinished)
 
 OPEN_INTENTS = frozenset({"general_quirky", "qa_factoid", "qa_maths", "general_joke", "general_greet",
                           "audio_volume_other", "cooking_query", "social_post", "email_sendemail"})
@@ -52,8 +63,9 @@ MUTATION_INTENTS = frozenset({
     "iot_hue_lighton", "iot_hue_lightup", "iot_wemo_off", "iot_wemo_on"})
 TIME_SENSITIVE_INTENTS = frozenset({
     "weather_query", "news_query", "qa_stock", "qa_currency", "datetime_query", "transport_traffic",
-    "alarm_query", "calendar_query", "email_query", "email_querycontact", "lists_query", "social_query",
-    "takeaway_query", "music_query", "recommendation_events"})
+    "transport_query", "alarm_query", "calendar_query", "email_query", "email_querycontact", "lists_query",
+    "social_query", "takeaway_query", "music_query", "recommendation_events",
+    "exchange_rate"})   # the last is BANKING77's
 LANG = {"en-US": "en", "de-DE": "de", "sw-KE": "sw"}
 # Slots whose value MASSIVE's translators may replace by a local name (New York -> Berlin); other
 # slots are translated, so a different form there is the same value in another language.
@@ -74,7 +86,6 @@ GROUNDING = {
     "ADVERSARIAL": "An assistant request that reads almost the same as another but names a different slot value.",
     "UNRELATED": "Two unrelated requests to the same voice or support assistant.",
 }
-_NUM = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
 def _norm(value: str) -> str:
@@ -97,20 +108,38 @@ def clearly_different(a: Any, b: Any) -> bool:
     and spaces and punctuation go, they differ and neither contains the other."""
     def squash(v: Any) -> str:
         text = " ".join(v) if isinstance(v, tuple) else v
-        return "".join(_NUM.get(w, w) for w in re.findall(r"\w+", text))
+        return "".join(NUMBER_WORDS.get(w, w) for w in re.findall(r"\w+", text))
     sa, sb = squash(a), squash(b)
     return bool(sa) and bool(sb) and sa not in sb and sb not in sa
 
 
 def _hit_ok(intent: str) -> bool:
-    return intent not in MUTATION_INTENTS and intent not in TIME_SENSITIVE_INTENTS
+    return policy_reason(intent) is None
 
 
-def _sub(ctx: GenContext, r) -> str:
-    base = f"{r.corpus}_{r.scenario}" if r.scenario else f"{r.corpus}_{r.intent.split('_')[0]}"
-    if ctx.domain == "conversational" and r.intent in TIME_SENSITIVE_INTENTS:
-        return base + "+time_sensitive"
-    return base
+def policy_reason(*intents_: str) -> str | None:
+    """The no-cache policy a pair of these intents falls under: `mutation` when either changes
+    state, else `time_sensitive` when either asks for live information, else None."""
+    if any(i in MUTATION_INTENTS for i in intents_):
+        return "mutation"
+    if any(i in TIME_SENSITIVE_INTENTS for i in intents_):
+        return "time_sensitive"
+    return None
+
+
+def marked_policy(subcategory: str) -> str | None:
+    """The no-cache reason a subcategory carries as one of its "+" parts ("massive_alarm+mutation"
+    -> "mutation"; curated live seeds are subcategory `time_sensitive`), or None. The policies of
+    the domains that take intent rows read their reason from here."""
+    parts = subcategory.split("+")
+    return next((reason for reason in ("mutation", "time_sensitive") if reason in parts), None)
+
+
+def _sub(ra, rb) -> str:
+    """The first side's corpus and scenario, plus the pair's policy marker (see policy_reason)."""
+    base = f"{ra.corpus}_{ra.scenario}" if ra.scenario else f"{ra.corpus}_{ra.intent.split('_')[0]}"
+    reason = policy_reason(ra.intent, rb.intent)
+    return f"{base}+{reason}" if reason else base
 
 
 def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
@@ -121,7 +150,7 @@ def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
     else:
         method, payload = "alias_exact_match", {"aliases_a": [], "aliases_b": []}
     return make(
-        ctx, method="intent_bottom_up", label=label, subcategory=_sub(ctx, ra), query_a=_text(ra), query_b=_text(rb),
+        ctx, method="intent_bottom_up", label=label, subcategory=_sub(ra, rb), query_a=_text(ra), query_b=_text(rb),
         answer_a=ans_a, answer_b=ans_b, rationale=why, verification_method=method, payload=payload,
         source=ra.corpus, licence=ra.licence, grounding=GROUNDING[label],
         source_file=ra.source_file if ra.source_file == rb.source_file else f"{ra.source_file}|{rb.source_file}",
@@ -247,6 +276,9 @@ def _usable(r, drops: Counter) -> bool:
     request rather than one of the agent replies among its queries."""
     if r.locale.startswith("en") and unfinished(r.text):     # English cues ("an" ends German "mach ... an")
         drops["utterance_unfinished"] += 1
+        return False
+    if r.corpus == "massive" and r.locale.startswith("en") and cut_off(r.text):
+        drops["utterance_cut_off"] += 1
         return False
     if r.corpus == "banking77" and not request_form(r.text):
         drops["utterance_not_a_request"] += 1

@@ -1,32 +1,26 @@
 """Corpus licences and the `--commercial-only` filter.
 
 Every corpus row carries its corpus's licence string (set by the loader in sources/, copied into
-Candidate.licence); `source` names the corpus. COMMERCIAL says, per source, whether its licence
-allows commercial use. Unknown sources count as non-commercial: a row is only kept under
-`--commercial-only` when every source it names is known to allow it.
+Candidate.licence); `source` names the corpus. LICENCES says, per source, the licence as stated and
+whether it allows commercial use. For a corpus both come from its loader (`Loader.licence`,
+`Loader.commercial`): the loader is the one place they are written. Unknown sources count as
+non-commercial: a row is only kept under `--commercial-only` when every source it names is known
+to allow it.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 
 from domains.base import Candidate
+from sources.registry import LOADERS
 
+# The team's own seed material: its licence is the one a Candidate carries unless a corpus sets another.
+CURATED_LICENCE: str = next(f.default for f in fields(Candidate) if f.name == "licence")
 # source -> (licence as stated, commercial use allowed)
 LICENCES: dict[str, tuple[str, bool]] = {
-    "curated": ("CC-BY-4.0 (CacheEval curated)", True),
-    "banking77": ("CC-BY-4.0", True),
-    "massive": ("CC-BY-4.0", True),
-    "bfcl": ("Apache-2.0", True),
-    "paws": ("PAWS (Google): free for any use, acknowledge Google LLC", True),
-    "paws_x": ("PAWS-X (Google): free for any use, acknowledge Google LLC", True),
-    "ambigqa": ("CC-BY-SA-3.0", True),
-    "xquad": ("CC-BY-SA-4.0", True),
-    "lmsys_arena": ("Apache-2.0", True),
-    "wildchat": ("ODC-BY-1.0", True),
-    "qqp": ("Quora's release terms (non-commercial, not an open licence)", False),
-    "mrpc": ("Microsoft Research terms (not an open licence)", False),
-    "sharegpt": ("none stated (scraped ChatGPT conversations)", False),
-    "triviaqa": ("TriviaQA terms (research use)", False),
+    "curated": (CURATED_LICENCE, True),
+    **{name: (LOADERS[name].licence, LOADERS[name].commercial) for name in LOADERS},
 }
 # An LM-generated row's source is "lm:<model>": its text is the model's output on seeds whose licence
 # the row's `licence` field carries. model -> (licence of its outputs, commercial use allowed)

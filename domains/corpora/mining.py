@@ -28,7 +28,6 @@ verifier (3 criteria derived from the prompt itself).
 """
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 import weakref
@@ -42,10 +41,11 @@ from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.corpora.scrub import scrub
 from domains.families import FamilyGuard
 from domains.text import script
+from sources.registry import LOADERS
 
 METHOD = "real_traffic_mined"
 VERSION = "1"
-CORPORA = ("sharegpt", "lmsys_arena", "wildchat")
+CORPORA = tuple(name for name in LOADERS if LOADERS[name].real_traffic)  # the loaders of real user prompts
 EMBEDDER = "minilm_l6"
 # ANN parameters are part of the output: changing any of them changes which pairs are found.
 NEIGHBOURS = 8
@@ -305,20 +305,21 @@ def shard_prompts(datasets: Any, shard: str, limit: int | None = None) -> tuple[
 
 
 def default_cache_dir() -> Path:
-    """$CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval (as the build's settings resolve it)."""
-    from pipeline.core.paths import PROJECT_ROOT
+    """The cache root (pipeline.core.settings): $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."""
+    from pipeline.core import settings
 
-    return Path(os.environ.get("CACHEEVAL_CACHE_DIR") or PROJECT_ROOT / ".cache" / "cacheeval")
+    return settings.cache_root()
 
 
 def embed(texts: list[str], cache_dir: Path | None = None) -> Any:
     """MiniLM vectors (L2-normalised float32) for `texts`, through the content-addressed cache."""
+    from pipeline.core import settings
     from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
     from pipeline.stages.embedders import load_embedders_config
 
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     spec = load_embedders_config().specs[EMBEDDER]
-    cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
+    cache = EmbeddingCache(settings.embeddings_db(cache_dir))
     try:
         vecs, _ = embed_texts(spec, texts, cache, cache_dir)
     finally:

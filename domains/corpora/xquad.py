@@ -6,7 +6,9 @@ XQuAD mapping (multilingual domain, translated_exact_match with each language's 
   the wrong language (the multilingual domain's convention for translations, see
   domains/multilingual.py). The verifier confirms the MISS by the language difference.
 - two questions on the same paragraph, same language, whose answer sets share no form ->
-  RELATED_UNSAFE (same passage, another question).
+  RELATED_UNSAFE (same passage, another question). Not in English: a multilingual pair needs a
+  non-English side (domains/multilingual.py), so English passages give only the cross-language
+  pairs above (counted as `english_only_pair`).
 
 Each side carries its passage (in its own language) as an earlier user turn in context_a /
 context_b: XQuAD questions are written against the passage ("the university", "the Far East
@@ -72,6 +74,9 @@ def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Can
     for key in sorted(by_context, key=lambda k: (k[0], k[1])):
         if not key[1].strip():
             drops["no_passage"] += len(by_context[key])
+            continue
+        if key[0] == "en":
+            drops["english_only_pair"] += len(by_context[key]) // 2
             continue
         qs = sorted(by_context[key], key=lambda r: r.record_id)
         for a, b in zip(qs[0::2], qs[1::2]):

@@ -212,10 +212,11 @@ def run(code: str, tests: str, language: str, limits: Limits = Limits(), use_cac
 
 
 def _persistent_path() -> str:
-    """$CACHEEVAL_CACHE_DIR/sandbox.sqlite, else the project's .cache/cacheeval/ (read at use time)."""
-    root = os.environ.get("CACHEEVAL_CACHE_DIR") or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".cache", "cacheeval")
-    return os.path.join(root, "sandbox.sqlite")
+    """sandbox.sqlite under the cache root (pipeline.core.settings), read at use time: the build
+    makes its --cache-dir the root of the process while it runs (pipeline/resources.py)."""
+    from pipeline.core import settings
+
+    return str(settings.sandbox_db())
 
 
 def _persistent_key(key: str) -> str:
@@ -223,44 +224,46 @@ def _persistent_key(key: str) -> str:
     return hashlib.sha256(f"{key}|{sys.version}|{shutil.which('node') or ''}".encode()).hexdigest()
 
 
-def _persistent_get(key: str) -> SandboxResult | None:
-    import sqlite3
+# One connection per process and file, opened (and checked) on first use; fail safe like every
+# cache: a damaged file is moved aside with a warning and the code runs again.
+_DB: dict[tuple[int, str], object] = {}
+_DDL = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)",)
+_PROBES = ("SELECT key, value FROM results LIMIT 0",)  # schema check: the columns read here exist
 
+
+def _db():
+    from pipeline.core.sqlite import CacheDB
+
+    slot = (os.getpid(), _persistent_path())  # a forked child opens its own connection
+    if slot not in _DB:
+        _DB[slot] = CacheDB(slot[1], _DDL, what="sandbox verdict cache", probes=_PROBES, check_same_thread=False)
+    return _DB[slot]
+
+
+def _persistent_get(key: str) -> SandboxResult | None:
+    row = _db().run(lambda db: db.execute("SELECT value FROM results WHERE key = ?",
+                                          (_persistent_key(key),)).fetchone(), None)
+    if row is None:
+        return None
     try:
-        db = sqlite3.connect(_persistent_path(), timeout=30)
-        try:
-            row = db.execute("SELECT value FROM results WHERE key = ?", (_persistent_key(key),)).fetchone()
-        finally:
-            db.close()
-        if row is None:
-            return None
         d = json.loads(row[0])
         if d.get("status") not in ("passed", "failed"):
             return None  # fail closed on anything unexpected: run for real
         return SandboxResult(d["status"], d["returncode"], d["stdout"], d["stderr"], d["seconds"],
                              tuple(d["isolation"]), tuple(d["blocked"]))
-    except (sqlite3.Error, OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def _persistent_put(key: str, result: SandboxResult) -> None:
-    import sqlite3
-
-    from pipeline.core.sqlite import open_wal
-
     value = json.dumps({"status": result.status, "returncode": result.returncode, "stdout": result.stdout,
                         "stderr": result.stderr, "seconds": result.seconds, "isolation": list(result.isolation),
                         "blocked": list(result.blocked)}, sort_keys=True)
-    try:
-        os.makedirs(os.path.dirname(_persistent_path()), exist_ok=True)
-        db = open_wal(_persistent_path(), ["CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"])
-        try:
-            db.execute("INSERT OR REPLACE INTO results (key, value) VALUES (?, ?)", (_persistent_key(key), value))
-            db.commit()
-        finally:
-            db.close()
-    except (sqlite3.Error, OSError):
-        pass  # a cache that cannot be written only costs time
+
+    def write(db) -> None:
+        db.execute("INSERT OR REPLACE INTO results (key, value) VALUES (?, ?)", (_persistent_key(key), value))
+        db.commit()
+    _db().run(write, None)  # a cache that cannot be written only costs time
 
 
 def _run_uncached(code: str, tests: str, language: str, limits: Limits, guard: bool) -> SandboxResult:
@@ -344,5 +347,9 @@ def _kill_group(pid: int) -> None:
 
 
 def clear_cache() -> None:
-    """Forget memoised results (tests use it to force a fresh run)."""
+    """Forget memoised results and close the verdict file, as a new process would start (tests use
+    it to force a fresh run)."""
     _CACHE.clear()
+    for db in _DB.values():
+        db.close()
+    _DB.clear()

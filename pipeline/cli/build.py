@@ -22,7 +22,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--datasets-dir", type=Path, default=None,
                    help="folder of upstream corpora (default: $CACHEEVAL_DATASETS_DIR; none = embedded default)")
     p.add_argument("--cache-dir", type=Path, default=None,
-                   help="content-addressed caches (default: $CACHEEVAL_CACHE_DIR or .cache/cacheeval)")
+                   help="root of every cache: embeddings, LLM responses, sandbox verdicts, unpacked models "
+                        "(default: $CACHEEVAL_CACHE_DIR or .cache/cacheeval)")
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -10,11 +10,11 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.core.errors import CacheEvalError, InputError
+from pipeline.core.writer import atomic_write
 
 EPILOG = """examples:
   cacheeval eval --bench outputs/cachebench.jsonl --baseline exact_match
@@ -31,6 +31,7 @@ current directory on the import path; a .py file with its own folder on it.
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the options of `cacheeval eval`."""
     parser.epilog = EPILOG
     parser.add_argument("--bench", required=True, metavar="PATH", help="benchmark JSONL file")
     parser.add_argument("--labels", metavar="PATH",
@@ -120,26 +121,17 @@ def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any]
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename, so a
-    reader never sees a partial file."""
+    """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write); a missing
+    folder is the user's typo, so it is an error here rather than created."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"{path}: folder {folder} does not exist. Create it or choose another path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(target, text.encode("utf-8"))
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score the chosen cache or baseline (through the evaluation-result cache) and write the report."""
     from pipeline.harness.baselines import get_baseline
     from pipeline.harness.cache import EvalCache
     from pipeline.core.hashing import file_sha256
@@ -159,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     name = args.cache_name or default_name
     # The result cache serves a stored report only when the benchmark bytes, the cache's code and
     # declared model/settings, the harness version and this configuration are all the same.
-    store = EvalCache(Path(os.environ["CACHEEVAL_EVAL_CACHE_DIR"])) if os.environ.get("CACHEEVAL_EVAL_CACHE_DIR") else EvalCache()
+    store = EvalCache()  # $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval (pipeline.core.settings)
     config = {"on_error": args.on_error, "cache_name": name,
               "labels_sha256": file_sha256(args.labels) if args.labels else None}
     identity = store.identity(args.bench, cache, config)

@@ -43,7 +43,7 @@ def _format(stats: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open the store, then print its stats or evict old entries."""
     from pipeline.core.errors import InputError
-    from pipeline.llm.cache import open_store
+    from pipeline.llm.stores import open_store
     from pipeline.llm.providers import load_llm_config
 
     config = load_llm_config()

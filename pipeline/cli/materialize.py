@@ -1,13 +1,14 @@
 """Run the asset graph in process (the same assets the UI runs) and compare builds byte for byte.
 
-A build materialises every domain partition of the generation and verification assets, then the
-unpartitioned downstream assets with their blocking checks. It writes into a staging folder and
-moves files into the output folder only when the whole run succeeded, so a failed build leaves
-committed outputs untouched.
+A build runs the jobs of pipeline.definitions in order: the sources, every domain partition of
+generation and verification, then selection, difficulty and assembly with their blocking checks.
+It writes into a staging folder and moves files into the output folder only when the whole run
+succeeded, so a failed build leaves committed outputs untouched.
 """
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -18,7 +19,6 @@ from typing import Callable
 
 from pipeline.core.errors import BuildError
 
-PARTITIONED = ("candidate_rows", "verified_rows")
 # The CLI prints its own progress; Dagster's per-event debug lines would drown it.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -64,15 +64,19 @@ def _step_seconds(instance, run_id: str) -> dict[str, float]:
 def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,
               cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None,
               commercial_only: bool = False) -> BuildResult:
-    from dagster import AssetKey, DagsterInstance, FilesystemIOManager, materialize
+    from dagster import DagsterInstance, FilesystemIOManager, materialize
 
     from domains import domain_names
     from pipeline.core.config import load_profile
-    from pipeline.definitions import all_assets, all_checks
     from pipeline.core.paths import OUTPUTS
+    from pipeline.definitions import all_assets, all_checks, domain_job, outputs_job, sources_job, unbuilt
     from pipeline.resources import BuildSettings
 
     load_profile(profile)  # unknown profile: fail before any work
+    missing = unbuilt()
+    if missing:
+        raise BuildError(f"asset {missing[0].to_user_string()} is in no build job. Add its group to a job's "
+                         "selection in pipeline/definitions.py")
     target = Path(out_dir) if out_dir else OUTPUTS
     work = Path(tempfile.mkdtemp(prefix="cacheeval-build-"))
     staging = work / "out"
@@ -82,52 +86,43 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         resources = {"build": settings, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
         instance = DagsterInstance.ephemeral()
         stages: dict[str, float] = defaultdict(float)
+
+        def run(job, failed_what: str, partition_key: str | None = None):
+            """Materialise a job's selection (with the checks of its assets); its step times summed
+            into `stages`, mapped steps (one per shard) under the op's name."""
+            res = materialize([*all_assets, *all_checks], selection=job.selection, partition_key=partition_key,
+                              resources=resources, instance=instance, raise_on_error=False, run_config=QUIET)
+            for step, s in _step_seconds(instance, res.run_id).items():
+                stages[step.split("[")[0]] += s
+            failed = _failed_checks(res)
+            if failed:
+                raise BuildError(f"{failed[0]}{f' (+{len(failed) - 1} more failed checks)' if len(failed) > 1 else ''}. "
+                                 "Nothing was written; fix the generator or quota named")
+            if not res.success:
+                raise BuildError(f"{failed_what} failed: {_first_error(instance, res.run_id)}")
+            return res
+
         t0 = time.perf_counter()
-        res = materialize(all_assets, selection=[AssetKey("mined_pairs")], resources=resources, instance=instance,
-                          raise_on_error=False, run_config=QUIET)
-        if not res.success:
-            raise BuildError(f"mining real traffic failed: {_first_error(instance, res.run_id)}")
-        for step, s in _step_seconds(instance, res.run_id).items():
-            stages[step.split("[")[0]] += s  # mapped steps (one per shard) summed under the op's name
-        mined = res.asset_value("mined_pairs")
-        if mined["shards"]:
-            progress(f"[0/{len(domain_names())}] real traffic: {len(mined['candidates'])} pairs mined from "
-                     f"{len(mined['shards'])} shards in {time.perf_counter() - t0:.1f}s")
-        part_keys = [AssetKey(k) for k in PARTITIONED]
+        mined = run(sources_job, "reading the sources").asset_value("mined_pairs")
+        if mined.shards:
+            progress(f"[0/{len(domain_names())}] real traffic: {len(mined.candidates)} pairs mined from "
+                     f"{len(mined.shards)} shards in {time.perf_counter() - t0:.1f}s")
         for i, domain in enumerate(domain_names(), 1):
             t0 = time.perf_counter()
-            res = materialize(all_assets, selection=part_keys, partition_key=domain, resources=resources,
-                              instance=instance, raise_on_error=False, run_config=QUIET)
-            if not res.success:
-                raise BuildError(f"generating {domain} failed: {_first_error(instance, res.run_id)}")
-            for step, s in _step_seconds(instance, res.run_id).items():
-                stages[step] += s
+            run(domain_job, f"generating {domain}", partition_key=domain)
             progress(f"[{i}/{len(domain_names())}] {domain}: generated and verified in {time.perf_counter() - t0:.1f}s")
         progress("selecting, embedding, assembling ...")
-        downstream = [AssetKey(a) for a in ("source_manifest", "selected_rows", "row_similarities", "row_difficulty",
-                                             "cachebench", "benchmark_files", "calibration_report", "baseline_reports",
-                                             "build_manifest")]
-        res = materialize([*all_assets, *all_checks], selection=downstream, resources=resources, instance=instance,
-                          raise_on_error=False, run_config=QUIET)
-        for step, s in _step_seconds(instance, res.run_id).items():
-            stages[step] += s
-        failed = _failed_checks(res)
-        if failed:
-            raise BuildError(f"{failed[0]}{f' (+{len(failed) - 1} more failed checks)' if len(failed) > 1 else ''}. "
-                             "Nothing was written; fix the generator or quota named")
-        if not res.success:
-            raise BuildError(f"build failed: {_first_error(instance, res.run_id)}")
+        res = run(outputs_job, "build")
         files = dict(res.asset_value("build_manifest")["outputs"])
         _publish(staging, target, [*files, "manifest.json"])
         cells = Counter(f"{r['domain']}/{r['label']}" for r in res.asset_value("cachebench"))
         drops: Counter = Counter()
-        sel = res.asset_value("selected_rows")
-        for d, dd in sel["drops"].items():
+        for d, dd in res.asset_value("selected_rows").drops.items():
             for reason, n in dd.items():
                 drops[f"{d}:{reason}"] += n
-        diff = res.asset_value("row_difficulty")
+        kappa = res.asset_value("row_difficulty").kappa
         return BuildResult(profile, target, files, dict(stages), dict(sorted(cells.items())), dict(sorted(drops.items())),
-                           diff.get("kappa"))
+                           kappa)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -141,7 +136,10 @@ def _first_error(instance, run_id: str) -> str:
             err = ev.step_failure_data.error
             while err.cause is not None and err.cls_name in ("DagsterExecutionStepExecutionError",):
                 err = err.cause
-            return f"{ev.step_key}: {err.cls_name}: {err.message.strip().splitlines()[0] if err.message else ''}"
+            first = err.message.strip().splitlines()[0] if err.message else ""
+            # Dagster's message repeats the exception's qualified name ("pipeline.core.errors.BuildError: ...")
+            first = re.sub(rf"^[\w.]*\b{re.escape(err.cls_name)}: ", "", first)
+            return f"{ev.step_key}: {err.cls_name}: {first}"
     return "see the Dagster run log"
 
 

@@ -20,13 +20,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # jsonschema loads here, not at import: `cacheeval --help` stays light.
+    from domains import domain_names
     from pipeline.harness.contract import check_file
     from pipeline.core.errors import InputError
+
+    names = domain_names()  # the registered domains: the schema's enum and id pattern
 
     failed = False
     for path in args.paths:
         try:
-            n_rows, errors = check_file(path)
+            n_rows, errors = check_file(path, domains=names)
         except InputError as exc:
             n_rows, errors = 0, [f"error: {exc}."]
         for line in errors:

@@ -6,11 +6,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.core.paths import CONFIGS
+from pipeline.core.errors import CacheEvalError
+from pipeline.core.paths import CONFIGS, PROJECT_ROOT
+from pipeline.core.registry import Registry
+
+SAMPLING_FILE = CONFIGS / "sampling.yaml"
 
 
-class ConfigError(ValueError):
-    """A configuration file is wrong; the message names the file and the key."""
+class ConfigError(CacheEvalError, ValueError):
+    """A configuration file is wrong; the message names the file and the key, and the CLI prints it
+    as one line (a ValueError too, for callers that catch bad values)."""
+
+
+def rel(path: Path) -> str:
+    """`configs/x.yaml` for project files, the full path otherwise (e.g. a test's file)."""
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
 
 
 def read_yaml(path: Path) -> Any:
@@ -33,13 +46,6 @@ def check_keys(where: str, data: Mapping[str, Any], allowed: set[str], required:
     missing = sorted(required - set(data))
     if missing:
         raise ConfigError(f"{where}: missing key(s) {', '.join(missing)}.")
-
-
-@lru_cache(maxsize=None)
-def load_domains_config(path: Path = CONFIGS / "domains.yaml") -> dict[str, str]:
-    data = read_yaml(path)
-    check_keys(str(path), data, {"domains"}, {"domains"})
-    return dict(data["domains"])
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def _split_sizes(total: int, fractions: Mapping[str, float]) -> dict[str, int]:
 
 
 @lru_cache(maxsize=None)
-def load_profiles(path: Path = CONFIGS / "sampling.yaml") -> dict[str, Profile]:
+def load_profiles(path: Path = SAMPLING_FILE) -> dict[str, Profile]:
     data = read_yaml(path)
     check_keys(str(path), data, {"labels", "method_mix", "profiles"}, {"labels", "method_mix", "profiles"})
     labels = tuple(data["labels"])
@@ -115,9 +121,29 @@ def load_profiles(path: Path = CONFIGS / "sampling.yaml") -> dict[str, Profile]:
     return out
 
 
-def load_profile(name: str) -> Profile:
-    from pipeline.core.registry import Registry
+def matrix_domains(path: Path = SAMPLING_FILE) -> tuple[str, ...]:
+    """The domains of the sampling matrix, in the order its rows are written in the file's first
+    profile (v1.1). That order is the domain order everywhere (partitions, selection, reports), so
+    it decides output bytes. Every profile must hold the same domain rows."""
+    profiles = load_profiles(path)
+    if not profiles:
+        raise ConfigError(f"{rel(path)}: no profiles. Add a profile with a matrix.")
+    first = next(iter(profiles.values()))
+    order = tuple(first.matrix)
+    for prof in profiles.values():
+        extra = [d for d in prof.matrix if d not in first.matrix]
+        if extra:
+            raise ConfigError(f"{rel(path)}: profiles.{prof.name}.matrix has a row for '{extra[0]}' that "
+                              f"profiles.{first.name}.matrix lacks. Give every profile the same domain rows.")
+        lacking = [d for d in order if d not in prof.matrix]
+        if lacking:
+            raise ConfigError(f"{rel(path)}: profiles.{prof.name}.matrix lacks the row for '{lacking[0]}'. "
+                              "Give every profile the same domain rows.")
+    return order
 
+
+def load_profile(name: str) -> Profile:
+    """The named profile of configs/sampling.yaml; an unknown name lists the available ones."""
     reg: Registry[Profile] = Registry("profile")
     for k, v in load_profiles().items():
         reg.register(k, v)

@@ -4,7 +4,8 @@ it has changed.
 The key is the sha256 of the canonical JSON of an identity: the benchmark file's sha256; the cache
 implementation (module, class, sha256 of every project/user module in its class hierarchy, and its
 optional `model_snapshot` and `settings` attributes); the harness (HARNESS_VERSION and the sha256
-of pipeline/harness/) and its config (thresholds, metric set, on_error); and `SCHEMA`.
+of every .py file of pipeline/harness/, by path) and its config (thresholds, metric set, on_error);
+and `SCHEMA`.
 
 Each entry is one readable JSON file holding the identity it was made from, the report and a
 checksum. Before serving, the stored identity must equal the current one and the checksum must hold;
@@ -12,13 +13,12 @@ any mismatch, read error or corruption re-runs the evaluation (and overwrites th
 
 Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still refreshes the entry)::
 
-    ec = EvalCache()                                   # .cache/eval under the project root
+    ec = EvalCache()                                   # <cache root>/eval, or $CACHEEVAL_EVAL_CACHE_DIR
     ident = ec.identity(benchmark_path, cache_obj, {"thresholds": [...], "metrics": [...], "on_error": "skip"})
     report, from_cache = ec.cached_run(ident, lambda: harness.evaluate(...), use_cache=not args.no_cache)
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
@@ -27,28 +27,27 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pipeline.core.hashing import file_sha256
-from pipeline.core.hashing import canonical_json, sha256_text
 from pipeline.core.errors import warn
-from pipeline.core.paths import PROJECT_ROOT
+from pipeline.core.hashing import canonical_json, file_sha256, sha256_text
+from pipeline.core import settings
+from pipeline.harness.interface import HARNESS_VERSION
 
 SCHEMA = 1
-# Used only while pipeline/harness/ has no HARNESS_VERSION; the harness file hash still enters the key.
-HARNESS_VERSION_PLACEHOLDER = "unversioned-placeholder"
-DEFAULT_DIR = PROJECT_ROOT / ".cache" / "eval"
+HARNESS_DIR = Path(__file__).resolve().parent
+
+
+def harness_code(root: Path | None = None) -> dict[str, str]:
+    """sha256 of every .py file of the harness package (default: this one), by path relative to
+    it, sorted. A score can change with any module (loading, the loop, a metric, the report), so
+    the whole package is the code version, not one file."""
+    root = Path(root) if root is not None else HARNESS_DIR
+    files = sorted(p for p in root.rglob("*.py") if p.is_file())
+    return {p.relative_to(root).as_posix(): file_sha256(p) for p in files}
 
 
 def harness_identity() -> dict:
-    """HARNESS_VERSION (placeholder while absent) and the sha256 of the harness module file."""
-    try:
-        harness = importlib.import_module("pipeline.harness")
-    except ModuleNotFoundError as exc:
-        if exc.name != "pipeline.harness":
-            raise
-        return {"version": HARNESS_VERSION_PLACEHOLDER, "module_sha256": None}
-    version = getattr(harness, "HARNESS_VERSION", HARNESS_VERSION_PLACEHOLDER)
-    source = getattr(harness, "__file__", None)
-    return {"version": str(version), "module_sha256": file_sha256(source) if source else None}
+    """HARNESS_VERSION and the code of the harness package (see harness_code)."""
+    return {"version": HARNESS_VERSION, "code": harness_code()}
 
 
 def implementation_identity(cache_obj: Any) -> dict:
@@ -78,8 +77,9 @@ def implementation_identity(cache_obj: Any) -> dict:
 class EvalCache:
     """A folder of evaluation results keyed by everything that can change a score."""
 
-    def __init__(self, path: str | Path = DEFAULT_DIR, clock: Callable[[], float] = time.time) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time) -> None:
+        # default read now, not at import: $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval
+        self.path = Path(path) if path is not None else settings.eval_dir()
         self.clock = clock
 
     def identity(self, benchmark_path: str | Path, cache_obj: Any, harness_config: Mapping[str, Any]) -> dict:
@@ -119,6 +119,8 @@ class EvalCache:
         impl = identity.get("implementation") or {}
         if any(m.get("module_sha256") is None for m in impl.get("code", [])[:1]):
             return f"the source file of {impl.get('class')} is unknown, so its code version cannot be checked"
+        if not (identity.get("harness") or {}).get("code"):
+            return "the harness source files were not found, so its code version cannot be checked"
         return None
 
     def _load(self, key: str, identity: Mapping[str, Any]) -> dict | None:

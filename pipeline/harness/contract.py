@@ -4,13 +4,21 @@ schema cannot say (key order, the binary label's derivation, id uniqueness, id m
 Every problem of a file is reported, one line each: `error: <file>:<line>: <field>: <problem>.
 <how to fix>`; a line that is not JSON uses the field `<json>`. Unlike the harness, this module
 may use jsonschema.
+
+The domains are not written in the schema file: they come from the domain registry, which this
+module does not import (the harness runs without the pipeline). Each entry point takes `domains`:
+the pipeline passes the registry's names (`domains.domain_names()`), and the schema's `domain`
+becomes an enum of them and its `id` pattern `cb-(<them>)-<4 digits>`. Without names (the harness
+used alone, on a benchmark file from anywhere) any lowercase domain name `[a-z][a-z0-9_]*` is
+accepted, as the schema file says, and the id must still name the row's own domain.
 """
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from pipeline.core.taxonomy import binary_label
 from pipeline.core.errors import InputError
@@ -21,13 +29,28 @@ _RANK = {name: i for i, name in enumerate(ROW_FIELDS)}
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number",
                bool: "boolean", type(None): "null"}
 _ID_PREFIX = "cb-"
+DOMAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Any:
-    import jsonschema
-
+def row_schema(domains: Sequence[str] | None = None) -> dict:
+    """configs/row.schema.json, with `domain` an enum of `domains` and `id` the pattern
+    cb-(<domains>)-<4 digits>; None keeps the file's rule (any lowercase domain name)."""
     schema = json.loads(ROW_SCHEMA.read_text(encoding="utf-8"))
+    if domains is not None:
+        bad = [d for d in domains if not DOMAIN_NAME.fullmatch(d)]
+        if bad or not domains:
+            raise ValueError(f"domain names must match {DOMAIN_NAME.pattern}, got {list(domains)!r}")
+        props = schema["properties"]
+        props["domain"] = {"enum": list(domains)}
+        props["id"] = {"type": "string", "pattern": f"^cb-({'|'.join(domains)})-[0-9]{{4}}$"}
+    return schema
+
+
+@lru_cache(maxsize=8)
+def _validator(domains: tuple[str, ...] | None) -> Any:
+    import jsonschema  # loaded on first use: importing the harness stays standard-library only
+
+    schema = row_schema(domains)
     cls = jsonschema.Draft202012Validator
     cls.check_schema(schema)
     return cls(schema)
@@ -44,10 +67,10 @@ def _path(parts: Iterable[Any]) -> str:
     return out
 
 
-def _schema_problems(row: dict) -> list[tuple[str, str]]:
+def _schema_problems(row: dict, validator: Any) -> list[tuple[str, str]]:
     """(field path, problem) for every schema violation of one row."""
     out: list[tuple[str, str]] = []
-    for err in _validator().iter_errors(row):
+    for err in validator.iter_errors(row):
         where = _path(err.absolute_path)
         kind, inst = err.validator, err.instance
         if kind == "required":
@@ -94,9 +117,9 @@ def _order_problem(row: dict) -> tuple[str, str] | None:
     return None
 
 
-def _label_problem(row: dict) -> tuple[str, str] | None:
+def _label_problem(row: dict, validator: Any) -> tuple[str, str] | None:
     label, method, given = row.get("label"), row.get("verification_method"), row.get("binary_label")
-    v = _validator().schema["properties"]
+    v = validator.schema["properties"]
     if (label not in v["label"]["enum"] or method not in v["verification_method"]["enum"]
             or given not in v["binary_label"]["enum"]):
         return None  # the enum errors already say what is wrong
@@ -109,26 +132,34 @@ def _label_problem(row: dict) -> tuple[str, str] | None:
                             f"({why}). Set it to '{want}'")
 
 
-def _id_domain_problem(row: dict) -> tuple[str, str] | None:
+def _id_domain_problem(row: dict, domains: tuple[str, ...] | None) -> tuple[str, str] | None:
     rid, domain = row.get("id"), row.get("domain")
     if not isinstance(rid, str) or not isinstance(domain, str) or not rid.startswith(_ID_PREFIX):
         return None
-    domains = _validator().schema["properties"]["domain"]["enum"]
     named = rid[len(_ID_PREFIX):].rpartition("-")[0]
-    if named in domains and domain in domains and named != domain:
+
+    def known(name: str) -> bool:   # an unknown name already has its own enum or pattern error
+        return name in domains if domains is not None else DOMAIN_NAME.fullmatch(name) is not None
+
+    if known(named) and known(domain) and named != domain:
         return ("id", f"'{rid}' names domain '{named}' but the row's domain is '{domain}'. "
                       f"Use cb-{domain}-<4 digits>")
     return None
 
 
-def validate_rows(rows: list[tuple[int, dict]], filename: str) -> list[str]:
-    """Every contract error of already parsed rows, given as (line number, object) pairs.
+def validate_rows(rows: list[tuple[int, dict]], filename: str, *,
+                  domains: Sequence[str] | None = None) -> list[str]:
+    """Every contract error of already parsed rows, given as (line number, object) pairs, against
+    the registered `domains` (None: any lowercase domain name; see the module docstring).
 
     Returns one line per problem, `error: <file>:<line>: <field>: <problem>`, in line order."""
-    return [text for _, text in _row_errors(rows, filename)]
+    return [text for _, text in _row_errors(rows, filename, domains)]
 
 
-def _row_errors(rows: list[tuple[int, dict]], filename: str) -> list[tuple[int, str]]:
+def _row_errors(rows: list[tuple[int, dict]], filename: str,
+                domains: Sequence[str] | None) -> list[tuple[int, str]]:
+    names = tuple(domains) if domains is not None else None
+    validator = _validator(names)
     out: list[tuple[int, int, int, str]] = []
     first_line: dict[str, int] = {}
     for lineno, row in rows:
@@ -136,9 +167,8 @@ def _row_errors(rows: list[tuple[int, dict]], filename: str) -> list[tuple[int, 
             out.append((lineno, -1, 0, f"<json>: expected a JSON object, got {_json_type(row)}. "
                                        "Write one JSON object per line"))
             continue
-        problems = _schema_problems(row)
-        for check in (_order_problem, _label_problem, _id_domain_problem):
-            found = check(row)
+        problems = _schema_problems(row, validator)
+        for found in (_order_problem(row), _label_problem(row, validator), _id_domain_problem(row, names)):
             if found:
                 problems.append(found)
         rid = row.get("id")
@@ -155,8 +185,9 @@ def _row_errors(rows: list[tuple[int, dict]], filename: str) -> list[tuple[int, 
     return [(lineno, f"error: {filename}:{lineno}: {text}.") for lineno, _, _, text in out]
 
 
-def check_file(path: str | Path) -> tuple[int, list[str]]:
-    """(number of rows, contract errors) of a JSONL file; InputError if it cannot be read."""
+def check_file(path: str | Path, *, domains: Sequence[str] | None = None) -> tuple[int, list[str]]:
+    """(number of rows, contract errors) of a JSONL file against the registered `domains` (None:
+    any lowercase domain name); InputError if it cannot be read."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -181,10 +212,10 @@ def check_file(path: str | Path) -> tuple[int, list[str]]:
     if not lines:
         json_errors.append((1, f"error: {name}:1: <json>: no rows. Write one JSON object per line."))
     # A line is either unparsable or a row, so a stable sort by line number keeps each row's order.
-    errors = sorted(_row_errors(rows, name) + json_errors, key=lambda e: e[0])
+    errors = sorted(_row_errors(rows, name, domains) + json_errors, key=lambda e: e[0])
     return len(rows), [text for _, text in errors]
 
 
-def validate_file(path: str | Path) -> list[str]:
+def validate_file(path: str | Path, *, domains: Sequence[str] | None = None) -> list[str]:
     """Every contract error of a benchmark JSONL file, one line each (empty when it is valid)."""
-    return check_file(path)[1]
+    return check_file(path, domains=domains)[1]

@@ -26,7 +26,8 @@ from typing import Any, Mapping
 from pipeline.core.config import ConfigError, check_keys, read_yaml
 from pipeline.core.errors import InputError
 from pipeline.core.hashing import weights_file_sha256
-from pipeline.llm.cache import CacheStore, CachedProvider, Clock, LLMError, ReplayMissError, open_store, resolve_mode
+from pipeline.llm.cached_provider import CachedProvider, LLMError, ReplayMissError, resolve_mode
+from pipeline.llm.stores import CacheStore, Clock, open_store
 from pipeline.core.paths import CONFIGS, PROJECT_ROOT
 
 LLM_CONFIG = CONFIGS / "llm.yaml"
@@ -56,6 +57,7 @@ class LLMConfig:
         return float(p.get("input", 0.0)), float(p.get("output", 0.0))
 
     def postgres_url(self) -> str | None:
+        """The PostgreSQL URL from the configured environment variable, or None (use SQLite)."""
         return os.environ.get(self.postgres_url_env) if self.postgres_url_env else None
 
 
@@ -114,6 +116,7 @@ class LlamaCppProvider:
         self._llama = None
 
     def key_settings(self) -> dict:
+        """The chat format changes the prompt the model sees, so it enters the key."""
         return {"chat_format": self.chat_format}
 
     def _load(self):
@@ -130,6 +133,7 @@ class LlamaCppProvider:
         return self._llama
 
     def complete_raw(self, messages: list[dict], tools: list[dict] | None, params: dict) -> dict:
+        """One chat completion from the local model (loaded on first use); LLMError on failure."""
         params = {k: v for k, v in params.items() if k not in ("timeout", "request_timeout")}
         try:
             return dict(self._load().create_chat_completion(messages=messages, tools=tools, **params))
@@ -157,9 +161,11 @@ class OpenAICompatibleProvider:
         self.api_key, self.timeout_s = api_key, timeout_s
 
     def key_settings(self) -> dict:
+        """Nothing beyond the dated model snapshot changes an endpoint's output."""
         return {}
 
     def complete_raw(self, messages: list[dict], tools: list[dict] | None, params: dict) -> dict:
+        """One POST to {base_url}/chat/completions; LLMError on an HTTP, network or JSON failure."""
         timeout = float(params.pop("timeout", params.pop("request_timeout", self.timeout_s)))
         body = {"model": self.model, "messages": messages, **params}
         if tools is not None:

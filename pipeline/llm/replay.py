@@ -26,8 +26,11 @@ from pathlib import Path
 from typing import Iterable
 
 from pipeline.core.errors import InputError
-from pipeline.llm.cache import (CacheStore, CachedProvider, Entry, SQLiteStore, canonical_json, prompt_preview,
-                                response_problem, response_text, sha256_text)
+from pipeline.core.hashing import canonical_json, sha256_text
+from pipeline.llm.cached_provider import CachedProvider
+from pipeline.llm.keys import Entry, response_problem, response_text
+from pipeline.llm.stats import prompt_preview
+from pipeline.llm.stores import CacheStore, SQLiteStore
 from pipeline.core.paths import CURATED, PROJECT_ROOT
 
 REPLAY_FILE = CURATED / "llm_replay.jsonl"
@@ -159,8 +162,9 @@ def replay_llm(path: Path = REPLAY_FILE, provider: str | None = None) -> CachedP
 def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
     """Run the LM generators against the real model (recording every response into a fresh store),
     export that store to `path`, and return the generation report."""
+    from domains import all_domains
     from domains.base import GenContext
-    from domains.lm.generate import DOMAINS, generate
+    from domains.lm.generate import generate
     from pipeline.core.config import load_profile
     from pipeline.llm.providers import open_llm
 
@@ -169,11 +173,12 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
     store = SQLiteStore(Path(folder) / "record.sqlite")
     llm = open_llm("both", store=store)
     report, started = {}, time.monotonic()
-    for domain in DOMAINS:
+    for spec in (s for s in all_domains() if s.lm is not None):
         t0 = time.monotonic()
-        ctx = GenContext(domain=domain, profile=prof.name, need=dict(prof.matrix.get(domain, {})), llm=llm)
-        cands, drops, prompts = generate(domain, ctx)
-        report[domain] = {"prompts": prompts, "kept": len(cands), "drops": dict(sorted(drops.items())),
+        ctx = GenContext(domain=spec.name, profile=prof.name, need=dict(prof.matrix.get(spec.name, {})), llm=llm,
+                         policy=spec.policy)
+        cands, drops, prompts = generate(spec, ctx)
+        report[spec.name] = {"prompts": prompts, "kept": len(cands), "drops": dict(sorted(drops.items())),
                           "seconds": round(time.monotonic() - t0, 1)}
     report["entries"] = export_store(store, path)
     report["model_snapshot"] = llm.model_snapshot
@@ -182,6 +187,7 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m pipeline.llm.replay record|export|check`."""
     ap = argparse.ArgumentParser(description="Record, export or check the LLM replay entries.")
     ap.add_argument("action", choices=("record", "export", "check"))
     ap.add_argument("--file", type=Path, default=REPLAY_FILE, help="the replay JSONL (default: %(default)s)")

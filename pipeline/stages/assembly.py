@@ -69,9 +69,10 @@ def assemble_rows(selected: list, difficulty: dict) -> list[dict]:
 # ---------------------------------------------------------------- invariants (blocking checks)
 
 def _schema(rows: list[dict], profile: Profile) -> tuple[list[str], dict]:
+    from domains import domain_names
     from pipeline.harness.contract import validate_rows
 
-    problems = validate_rows([(i + 1, r) for i, r in enumerate(rows)], BENCH)
+    problems = validate_rows([(i + 1, r) for i, r in enumerate(rows)], BENCH, domains=domain_names())
     return problems, {"rows": len(rows)}
 
 
@@ -240,12 +241,14 @@ def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], di
     """Baseline reports. Latency is left out of committed reports: it is the machine's, not the
     benchmark's, and would break byte-identical rebuilds."""
     from pipeline.harness.baselines import BASELINES
+    from domains import domain_names
     from pipeline.harness import Report, Row, evaluate
 
     bench = [Row.from_dict(r) for r in rows]
+    order = domain_names()  # reports list domains in the sampling matrix order
     files, headline = {}, {}
     for name in ("always_miss", "always_hit", "exact_match"):
-        d = evaluate(BASELINES[name], bench, cache_name=name).to_dict()
+        d = evaluate(BASELINES[name], bench, cache_name=name, domain_order=order).to_dict()
         lat = d["latency_ms"]
         d["latency_ms"] = {k: (None if k in ("p50", "p95", "p99", "mean", "max") else v) for k, v in lat.items()}
         files[f"reports/baseline_{name}.json"] = (canonical_json(d) + "\n").encode("utf-8")

@@ -1,0 +1,161 @@
+"""The answer-token rules: whether a model's rewording of a curated question may stand beside it.
+
+A rewording is kept only if it keeps every token that decides the answer and adds none:
+
+- the seed's entity or subject appears verbatim, every number of the seed appears and no new one;
+- no new entity: no capitalised word absent from the seed, no other entity or subject of the
+  domain's table, and no answer form the seed lacks (the model answered instead);
+- the attribute or aspect asked for is still named (a keyword of its own, none of another's);
+- it differs from the seed and from every curated phrasing after normalisation; it is a question;
+- the content words it shares with the seed come in the seed's order (a reordering can swap subject
+  and object: "Which ocean flows into the Volga?"), both words of a seed's "X or Y" stay, and no
+  "does ... has?" agreement slip.
+
+`paraphrase_problem` names the first rule broken (a short countable reason), or None.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from domains.base import LMItem, normalize_text
+from domains.text import NUMBER_WORDS, ORDINALS, stem
+
+MIN_WORDS, MAX_WORDS = 3, 30
+
+_NUMBER_WORDS = frozenset(NUMBER_WORDS) | ORDINALS
+_IMPERATIVES = ("name", "tell", "give", "list", "explain", "describe", "state", "identify")
+_PREFIX = re.compile(r"^\s*(?:rewritten question|rewritten|rewrite this question|rewrite|question|paraphrase|"
+                     r"answer|q)\s*[:\-]\s*", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+_DANGLING = re.compile(r"\b(?:of|the|a|an|and|is)\s*\?\s*$", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One curated phrasing sent to the model: the `index`-th phrasing of a domain's LM item."""
+
+    item: LMItem
+    index: int
+
+    @property
+    def text(self) -> str:
+        return self.item.phrasings[self.index]
+
+    @property
+    def record(self) -> str:
+        """`<item>#<phrasing index>`: the source record of a kept rewording."""
+        return f"{self.item.group}#{self.index}"
+
+    @property
+    def known(self) -> frozenset[str]:
+        """The item's curated phrasings, normalised: a rewording must not copy one."""
+        return frozenset(map(normalize_text, self.item.phrasings))
+
+
+def parse_output(text: str) -> str | None:
+    """The rewording in a raw completion: first non-empty line, label prefixes and quotes removed."""
+    for line in text.splitlines():
+        line = _PREFIX.sub("", line.strip()).strip().strip('"“”\'` ').strip()
+        if line:
+            return line
+    return None
+
+
+def _has(text: str, phrase: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def _numbers(text: str) -> Counter:
+    words = [w.casefold() for w in _WORD.findall(text)]
+    return Counter(_NUMBER.findall(text)) + Counter(w for w in words if w in _NUMBER_WORDS)
+
+
+def _new_capitalised(seed: str, para: str) -> list[str]:
+    """Capitalised words of `para` that the seed lacks (a sentence's first word is not counted)."""
+    def bare(w: str) -> str:   # "Algeria's" names Algeria
+        return _POSSESSIVE.sub("", w).casefold()
+
+    seed_words = {bare(w) for w in _WORD.findall(seed)}
+    out = []
+    for sentence in re.split(r"(?<=[?.!])\s+", para):
+        for w in _WORD.findall(sentence)[1:]:
+            if w[:1].isupper() and bare(w) not in seed_words and w != "I":
+                out.append(w)
+    return out
+
+
+_DOES_HAS = re.compile(r"\b(?:does|do|did)\b[^?.!]*\b(?:has|does|is)\b\s*\?", re.IGNORECASE)
+_OR = re.compile(r"([^\W\d_]+) or ([^\W\d_]+)", re.IGNORECASE)
+_FUNCTION_WORDS = frozenset("""
+a an the of in on at to into from for by with about as and or but which what who whom whose when where why how
+is are was were be been being do does did have has had can could should would will shall may might must
+it its this that these those there their they them you your i me my we our he she his her one some any
+""".split())
+
+
+_GENITIVE = re.compile(r"([^\W_]+)['’]s\s+([^\W_]+)")
+
+
+def _content_stems(text: str) -> list[str]:
+    out: list[str] = []
+    for w in _WORD.findall(_GENITIVE.sub(r"\2 of \1", text)):  # "Algeria's capital" reads "capital of Algeria"
+        s = stem(_POSSESSIVE.sub("", w.casefold()))
+        if w.casefold() not in _FUNCTION_WORDS and s not in out:
+            out.append(s)
+    return out
+
+
+def _shared_order(text: str, other: str) -> list[str]:
+    """`text`'s content words (first occurrences, stemmed) that `other` also has, in `text`'s order.
+    A paraphrase must keep them in the seed's order: a reordering can swap subject and object."""
+    theirs = set(_content_stems(other))
+    return [w for w in _content_stems(text) if w in theirs]
+
+
+def _alternatives(text: str) -> list[str]:
+    """Both words of every "X or Y" in `text`: a paraphrase that keeps one narrows the question."""
+    return [w for pair in _OR.findall(text) for w in pair if w.casefold() not in _FUNCTION_WORDS]
+
+
+def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
+    """Why a paraphrase breaks the answer-token rules (a short countable reason), or None."""
+    item = seed.item
+    if not para:
+        return "empty"
+    n_words = len(_WORD.findall(para))
+    if n_words < MIN_WORDS:
+        return "too_short"
+    if n_words > MAX_WORDS:
+        return "too_long"
+    norm = normalize_text(para)
+    if norm == normalize_text(seed.text):
+        return "identical_to_seed"
+    if norm in seed.known:
+        return "copies_curated_phrasing"
+    if not (para.rstrip().endswith("?") or para.split()[0].casefold().strip(",:") in _IMPERATIVES):
+        return "not_a_question"
+    if _DANGLING.search(para) and not _DANGLING.search(seed.text):
+        return "ungrammatical"   # "Which city in Algeria is the capital of?": the object went missing
+    if _DOES_HAS.search(para) and not _DOES_HAS.search(seed.text):
+        return "ungrammatical"   # "Which atomic number does gold has?"
+    if any(not _has(para, x) for x in _alternatives(seed.text)):
+        return "alternative_dropped"  # "sea or ocean" -> "ocean": the question now presumes the answer's kind
+    if _shared_order(seed.text, para) != _shared_order(para, seed.text):
+        return "order_changed"   # "Which ocean flows into the Volga?": who does what to whom may have flipped
+    if any(not _has(para, k) for k in item.keep):
+        return "entity_missing"
+    if _numbers(para) != _numbers(seed.text):
+        return "number_changed"
+    if any(_has(para, a) and not _has(seed.text, a) for a in item.leaks):
+        return "answers_instead"
+    if any(_has(para, o) and not _has(seed.text, o) for o in item.others) or _new_capitalised(seed.text, para):
+        return "new_entity"
+    if not any(_has(para, k) for k in item.keywords):
+        return "attribute_missing"
+    if any(_has(para, f) and not _has(seed.text, f) for f in item.foreign):
+        return "attribute_changed"
+    return None

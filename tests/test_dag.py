@@ -1,0 +1,110 @@
+"""The asset graph reads left to right: one group per asset module, jobs that select whole groups
+(so a build cannot leave an asset out), typed values between assets, one-line docstrings, and a
+verifier that raises stops the build naming the verifier and the candidate."""
+from __future__ import annotations
+
+import pytest
+from dagster import AssetKey, Definitions, asset, load_assets_from_modules
+
+from assets.groups import STAGES
+from pipeline.core.errors import BuildError
+from pipeline.definitions import ASSET_MODULES, BUILD_JOBS, all_assets, defs, domain_job, unbuilt
+
+
+def _assets_by_key():
+    return {key: a for a in all_assets for key in a.keys}
+
+
+def test_every_asset_is_built_by_exactly_one_job():
+    graph = defs.resolve_asset_graph()
+    assert unbuilt() == []
+    selections = [job.selection.resolve(graph) for job in BUILD_JOBS]
+    assert sum(len(s) for s in selections) == len(graph.get_all_asset_keys())  # no asset in two jobs
+
+
+def test_an_asset_left_out_of_the_jobs_is_named():
+    @asset(group_name="evaluation")
+    def scores(cachebench: list[dict]) -> dict:
+        """A new stage nobody added to a job."""
+        return {}
+
+    grown = Definitions(assets=[*all_assets, scores], asset_checks=defs.asset_checks, resources=defs.resources)
+    assert unbuilt(grown) == [AssetKey("scores")]
+
+
+def test_the_build_refuses_to_start_when_a_job_is_missing(monkeypatch, tmp_path):
+    import pipeline.definitions as definitions
+    from pipeline.cli.materialize import run_build
+
+    monkeypatch.setattr(definitions, "BUILD_JOBS", BUILD_JOBS[:-1])
+    with pytest.raises(BuildError, match=r"asset \w+ is in no build job"):
+        run_build("smoke", tmp_path / "out", None, tmp_path / "cache")
+    assert not (tmp_path / "out").exists()
+
+
+def test_partitioned_assets_are_exactly_the_domain_jobs():
+    graph = defs.resolve_asset_graph()
+    partitioned = {k for k in graph.get_all_asset_keys() if graph.get(k).partitions_def is not None}
+    assert partitioned == domain_job.selection.resolve(graph) == {AssetKey("candidate_rows"), AssetKey("verified_rows")}
+
+
+def test_one_group_per_asset_module_left_to_right():
+    assert tuple(m.__name__.rsplit(".", 1)[-1] for m in ASSET_MODULES) == STAGES
+    for module in ASSET_MODULES:
+        for a in load_assets_from_modules([module]):
+            for key in a.keys:
+                assert a.group_names_by_key[key] == module.__name__.rsplit(".", 1)[-1], key
+    graph = defs.resolve_asset_graph()
+    # every input comes from the same stage or one to its left
+    for key in graph.get_all_asset_keys():
+        for parent in graph.get(key).parent_keys:
+            assert STAGES.index(graph.get(parent).group_name) <= STAGES.index(graph.get(key).group_name), (parent, key)
+
+
+def test_every_asset_has_a_one_line_docstring():
+    for key, a in _assets_by_key().items():
+        description = a.descriptions_by_key.get(key) or ""
+        assert description.strip() and "\n" not in description.strip(), key
+
+
+def test_asset_values_are_typed():
+    # Every input and output names its type (a value class, or a JSON document's dict / list): none is Any.
+    for key, a in _assets_by_key().items():
+        for d in [*a.node_def.input_defs, *a.node_def.output_defs]:
+            assert not d.dagster_type.is_any, (key, d.name)
+
+
+def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path):
+    # A crash inside a verifier is a bug, not a drop: the build stops at that domain and names the
+    # verifier, the candidate and the exception, instead of coming up short of quota later.
+    import domains.verify as verify_registry
+    from domains.base import GenContext
+    from domains.check import generate
+    from pipeline.cli.materialize import run_build
+    from pipeline.core.config import load_profile
+
+    need = dict(load_profile("smoke").matrix["qa_factual"])
+    cands, _ = generate("qa_factual", GenContext(domain="qa_factual", profile="smoke", need=need))
+    victim = cands[len(cands) // 2]
+    real_get = verify_registry.get
+
+    def get(name):
+        real = real_get(name)
+
+        def verifier(c, *policy):  # policy-using verifiers are also handed the domain's policy
+            if c.key == victim.key:
+                raise ZeroDivisionError("planted bug")
+            return real(c, *policy)
+        return verifier
+
+    monkeypatch.setattr(verify_registry, "get", get)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cachebench.jsonl").write_text("committed\n")
+    with pytest.raises(BuildError) as err:
+        run_build("smoke", out, None, tmp_path / "cache")
+    message = str(err.value)
+    assert message.startswith(f"generating qa_factual failed: verified_rows: BuildError: verifier "
+                              f"'{victim.verification_method}' raised ZeroDivisionError on candidate {victim.key} (")
+    assert "planted bug" in message and "more" not in message
+    assert (out / "cachebench.jsonl").read_text() == "committed\n"
