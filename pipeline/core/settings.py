@@ -26,6 +26,7 @@ LLM_CACHE_MODE = "CACHEEVAL_LLM_CACHE_MODE"    # off|read|write|both|replay, ove
 LLM_CACHE_URL = "CACHEEVAL_LLM_CACHE_URL"      # PostgreSQL URL for the LLM store (named by cache.postgres_url_env)
 # --- read by tests only
 TEST_PG_URL = "CACHEEVAL_TEST_PG_URL"          # a throw-away PostgreSQL for the LLM store's tests
+TEST_REQUIRE_PG = "CACHEEVAL_TEST_REQUIRE_PG"  # "1" (set by .ci/test): the PostgreSQL tests fail, not skip, without it
 TEST_HF_CACHE = "CACHEEVAL_TEST_HF_CACHE"      # a Hugging Face datasets cache the source tests may reuse
 # --- other tools' variables the project reads or sets
 DAGSTER_HOME = "DAGSTER_HOME"                  # Dagster's instance folder for `cacheeval ui`
@@ -34,8 +35,8 @@ HF_DATASETS_CACHE = "HF_DATASETS_CACHE"        # Hugging Face datasets cache, ov
 HF_HUB_OFFLINE = "HF_HUB_OFFLINE"              # "1": the hub is never contacted (set by the build)
 HF_DATASETS_OFFLINE = "HF_DATASETS_OFFLINE"    # "1": datasets never downloads (set by the build)
 
-ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, TEST_PG_URL, TEST_HF_CACHE,
-       DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE, HF_DATASETS_OFFLINE)
+ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, TEST_PG_URL, TEST_REQUIRE_PG,
+       TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE, HF_DATASETS_OFFLINE)
 
 
 def env(name: str) -> str | None:

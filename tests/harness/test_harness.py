@@ -20,7 +20,7 @@ from pipeline.harness import HARNESS_VERSION, ROW_FIELDS, Row, Verdict, evaluate
 from pipeline.core.paths import PROJECT_ROOT, ROW_SCHEMA
 from pipeline.core.registry import UnknownNameError
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH = DATA / "bench.jsonl"
 
 

@@ -20,7 +20,7 @@ from pipeline.resources import BuildSettings
 from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
 from pipeline.stages.embedders import EmbedderSpec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAMAGES = ["random_bytes", "half_a_file", "directory", "foreign_schema"]
 TEXTS = [f"request number {i}: " + "sort a list of integers " * (i % 5) for i in range(300)]
 
@@ -223,7 +223,7 @@ def test_the_build_cache_dir_reaches_the_sandbox(tmp_path, monkeypatch):
 def test_damaged_llm_store_is_set_aside_and_answers_are_identical(tmp_path, capsys, how):
     from pipeline.llm.cached_provider import CachedProvider
     from pipeline.llm.stores import open_store
-    from test_llm_cache import CountingProvider, FakeClock
+    from llm_doubles import CountingProvider, FakeClock
 
     def answers(path: Path) -> tuple[list[str], int]:
         clock = FakeClock()

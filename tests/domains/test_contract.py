@@ -14,7 +14,7 @@ from pipeline.harness.contract import check_file, row_schema, validate_file, val
 from pipeline.core.errors import InputError
 from pipeline.core.paths import ROW_SCHEMA
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH = DATA / "bench.jsonl"
 NAMES = domain_names()
 DOMAINS = ", ".join(NAMES)

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.harness.contract import validate_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def digest(folder: Path) -> dict[str, str]:

@@ -16,7 +16,7 @@ from sources.registry import LOADERS
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "sources" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "sources" / "fixtures"
 
 
 @pytest.mark.parametrize("name", LOADERS.names())

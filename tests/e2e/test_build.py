@@ -16,7 +16,7 @@ from pipeline.cli.materialize import compare_outputs, run_build
 from pipeline.harness.contract import validate_file
 from pipeline.core.errors import BuildError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "pipeline.cli"]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.cli import main
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH = str(DATA / "bench.jsonl")
 
 
@@ -222,7 +222,7 @@ def test_labels_file_is_joined(tmp_path, capsys):
 
 def test_eval_result_cache_serves_a_repeat_and_no_cache_reruns(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "evalcache"))
-    bench = str(Path(__file__).parent / "data" / "bench.jsonl")
+    bench = str(Path(__file__).resolve().parents[1] / "data" / "bench.jsonl")
     args = ["eval", "--bench", bench, "--baseline", "always_hit", "--json", str(tmp_path / "r.json")]
     assert main(args) == 0
     first = (tmp_path / "r.json").read_text()

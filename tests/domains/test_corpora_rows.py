@@ -19,7 +19,7 @@ from domains.verify import verify
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "sources" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "sources" / "fixtures"
 REAL = Path("/work/shared/datasets")
 BUILDS = [("qa_factual", benchmarks.ambignq_build), ("qa_open", benchmarks.qa_open_build),
           ("conversational", benchmarks.conversational_build), ("conversational", intents.conversational_build),

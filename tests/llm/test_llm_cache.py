@@ -1,122 +1,28 @@
 """LLM response cache: keys, modes, NOCACHE, errors, eviction, stats, concurrency, corruption, providers.
 
-The fakes at the top (CountingProvider, FakeClock, run_two_writers) are shared with
-test_llm_cache_postgres.py.
+The doubles (CountingProvider, FakeClock, run_two_writers, MSGS) live in tests/llm_doubles.py.
 """
 from __future__ import annotations
 
+import http.server
 import json
-import subprocess
-import sys
-import textwrap
-import time
+import sqlite3
+import threading
 from pathlib import Path
 
-from pipeline.llm.cached_provider import LLMError
-from pipeline.core.paths import PROJECT_ROOT
+import pytest
 
-T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
-
-
-class FakeClock:
-    """An injectable clock; tests move it by hand."""
-
-    def __init__(self, t: float = T0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class CountingProvider:
-    """Answers every request with a deterministic text derived from it, counting upstream calls.
-
-    `behaviour` makes it misbehave: "error" raises LLMError, "error_body" returns an error object,
-    "empty" returns an empty message.
-    """
-
-    name = "fake"
-
-    def __init__(self, snapshot: str = "fake-2024-01-01", behaviour: str = "ok") -> None:
-        self.model_snapshot = snapshot
-        self.behaviour = behaviour
-        self.calls = 0
-
-    def key_settings(self) -> dict:
-        return {"chat_format": "plain"}
-
-    def complete_raw(self, messages, tools, params) -> dict:
-        self.calls += 1
-        if self.behaviour == "error":
-            raise LLMError("fake: upstream failed. Try again")
-        if self.behaviour == "error_body":
-            return {"error": {"message": "overloaded"}}
-        text = "" if self.behaviour == "empty" else f"answer #{self.calls} to {messages[-1]['content']}"
-        return {"id": f"c{self.calls}", "model": self.model_snapshot,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}}
-
-
-WRITER = textwrap.dedent("""
-    import sys, time
-    from pathlib import Path
-    from pipeline.llm.keys import build_request, make_entry
-    from pipeline.llm.stores import open_store
-    where, table, worker, count, overlap, go = sys.argv[1:7]
-    store = open_store(None if where.startswith("postgresql") else where,
-                       where if where.startswith("postgresql") else None, table=table)
-    while not Path(go).exists():
-        time.sleep(0.005)
-    written = 0
-    for i in range(int(count)):
-        # the first `overlap` prompts are the same in both workers: both race to insert them
-        name = f"shared {i}" if i < int(overlap) else f"worker {worker} prompt {i}"
-        req = build_request("fake", "fake-2024-01-01", [{"role": "user", "content": name}])
-        raw = {"choices": [{"message": {"role": "assistant", "content": "reply to " + name}}], "usage": {}}
-        written += store.put(make_entry(req, raw, 1700000000 + i))
-        if i % 7 == 0:
-            store.get(make_entry(req, raw, 0).key)
-    store.close()
-    print(written)
-""")
-
-
-def run_two_writers(where: str, table: str, tmp: Path, count: int = 300, overlap: int = 50) -> list[int]:
-    """Run two real processes that write `count` entries each at the same moment; their put counts."""
-    go = tmp / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, where, table, str(w), str(count), str(overlap), str(go)],
-                              cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for w in (1, 2)]
-    time.sleep(1.0)  # both import and open the store before either starts writing
-    go.write_text("go")
-    results = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
-        assert "warning" not in err, err
-        results.append(int(json.loads(out.strip())))
-    return results
-
-
-# ------------------------------------------------------------------------------------------ tests
-
-import http.server  # noqa: E402
-import sqlite3  # noqa: E402
-import threading  # noqa: E402
-
-import pytest  # noqa: E402
-
-from pipeline import cli  # noqa: E402
-from pipeline.core.errors import InputError  # noqa: E402
-from pipeline.core.hashing import canonical_json  # noqa: E402
-from pipeline.llm.cached_provider import CachedProvider, ReplayMissError  # noqa: E402
-from pipeline.llm.keys import NOCACHE_MARKER, build_request, make_entry, request_key  # noqa: E402
-from pipeline.llm.stores import SQLiteStore  # noqa: E402
-from pipeline.llm.providers import (  # noqa: E402
+from llm_doubles import MSGS, T0, CountingProvider, FakeClock, run_two_writers
+from pipeline import cli
+from pipeline.core.errors import InputError
+from pipeline.core.hashing import canonical_json
+from pipeline.llm.cached_provider import CachedProvider, LLMError, ReplayMissError
+from pipeline.llm.keys import NOCACHE_MARKER, build_request, make_entry, request_key
+from pipeline.llm.stores import SQLiteStore
+from pipeline.llm.providers import (
     LlamaCppProvider, OpenAICompatibleProvider, gguf_identity, load_llm_config,
 )
 
-MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
 
 

@@ -18,7 +18,7 @@ from sources.base import IntentRecord, QARecord
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "sources" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "sources" / "fixtures"
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from domains import all_domains, domain_names
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("pipeline", "domains", "sources", "assets")
 
 

@@ -1,22 +1,31 @@
 """The LLM response cache on a real PostgreSQL server (start one with `eval "$(bash .ci/postgres.sh)"`)."""
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
 
 from pipeline.core.hashing import canonical_json
+from pipeline.core.settings import TEST_PG_URL, TEST_REQUIRE_PG, env
 from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
 from pipeline.llm.keys import build_request, request_key
 from pipeline.llm.stores import PostgresStore
-from test_llm_cache import MSGS, CountingProvider, FakeClock, run_two_writers
+from llm_doubles import MSGS, CountingProvider, FakeClock, run_two_writers
 
-URL = os.environ.get("CACHEEVAL_TEST_PG_URL")
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(not URL, reason="CACHEEVAL_TEST_PG_URL is unset: run eval \"$(bash .ci/postgres.sh)\" first"),
-]
+URL = env(TEST_PG_URL)
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(autouse=True)
+def _server():
+    """Skip without a server, except where the run requires one (.ci/test sets CACHEEVAL_TEST_REQUIRE_PG):
+    there a server that did not start fails every test here instead of hiding them."""
+    if URL:
+        return
+    if env(TEST_REQUIRE_PG):
+        pytest.fail(f"{TEST_PG_URL} is unset although {TEST_REQUIRE_PG} is set: .ci/postgres.sh did not start "
+                    f"PostgreSQL (its output above says why)", pytrace=False)
+    pytest.skip(f"{TEST_PG_URL} is unset: run eval \"$(bash .ci/postgres.sh)\" first")
 
 
 @pytest.fixture

@@ -1,0 +1,99 @@
+"""Test doubles for the LLM response cache, shared by the SQLite and PostgreSQL store tests and the
+cache-integrity tests: an injectable clock, a provider that counts upstream calls, two real writer
+processes racing on one store, and a fixed prompt."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from pipeline.core.paths import PROJECT_ROOT
+from pipeline.llm.cached_provider import LLMError
+
+T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
+
+
+class FakeClock:
+    """An injectable clock; tests move it by hand."""
+
+    def __init__(self, t: float = T0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class CountingProvider:
+    """Answers every request with a deterministic text derived from it, counting upstream calls.
+
+    `behaviour` makes it misbehave: "error" raises LLMError, "error_body" returns an error object,
+    "empty" returns an empty message.
+    """
+
+    name = "fake"
+
+    def __init__(self, snapshot: str = "fake-2024-01-01", behaviour: str = "ok") -> None:
+        self.model_snapshot = snapshot
+        self.behaviour = behaviour
+        self.calls = 0
+
+    def key_settings(self) -> dict:
+        return {"chat_format": "plain"}
+
+    def complete_raw(self, messages, tools, params) -> dict:
+        self.calls += 1
+        if self.behaviour == "error":
+            raise LLMError("fake: upstream failed. Try again")
+        if self.behaviour == "error_body":
+            return {"error": {"message": "overloaded"}}
+        text = "" if self.behaviour == "empty" else f"answer #{self.calls} to {messages[-1]['content']}"
+        return {"id": f"c{self.calls}", "model": self.model_snapshot,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}}
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from pipeline.llm.keys import build_request, make_entry
+    from pipeline.llm.stores import open_store
+    where, table, worker, count, overlap, go = sys.argv[1:7]
+    store = open_store(None if where.startswith("postgresql") else where,
+                       where if where.startswith("postgresql") else None, table=table)
+    while not Path(go).exists():
+        time.sleep(0.005)
+    written = 0
+    for i in range(int(count)):
+        # the first `overlap` prompts are the same in both workers: both race to insert them
+        name = f"shared {i}" if i < int(overlap) else f"worker {worker} prompt {i}"
+        req = build_request("fake", "fake-2024-01-01", [{"role": "user", "content": name}])
+        raw = {"choices": [{"message": {"role": "assistant", "content": "reply to " + name}}], "usage": {}}
+        written += store.put(make_entry(req, raw, 1700000000 + i))
+        if i % 7 == 0:
+            store.get(make_entry(req, raw, 0).key)
+    store.close()
+    print(written)
+""")
+
+
+def run_two_writers(where: str, table: str, tmp: Path, count: int = 300, overlap: int = 50) -> list[int]:
+    """Run two real processes that write `count` entries each at the same moment; their put counts."""
+    go = tmp / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, where, table, str(w), str(count), str(overlap), str(go)],
+                              cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for w in (1, 2)]
+    time.sleep(1.0)  # both import and open the store before either starts writing
+    go.write_text("go")
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "warning" not in err, err
+        results.append(int(json.loads(out.strip())))
+    return results
+
+
+MSGS = [{"role": "user", "content": "What is the capital of France?"}]
