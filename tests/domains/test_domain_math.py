@@ -170,7 +170,8 @@ def test_symmetric_coefficient_swap_is_dropped_with_a_reason():
     cur = M.load_curated()
     rect = cur.template("rectangle_area")
     prob = next(p for i in range(50) if (p := M.sample_problem(rect, stable_rng("sym", i))) is not None)
-    assert M.perturb(prob, "coefficient_swap", stable_rng("x")) == "coefficient_swap:answer_unchanged"
+    # rectangle_area declares no coefficient_swap (length and width enter the area symmetrically)
+    assert M.perturb(prob, "coefficient_swap", stable_rng("x")) == "coefficient_swap:not_applicable"
     expand = cur.template("expand_product")
     prob = M.Problem("expand_product", (("a", Fraction(2)), ("b", Fraction(5)), ("k", Fraction(1)),
                                         ("v", "x")))
