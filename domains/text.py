@@ -65,3 +65,17 @@ def time_scopes(text: str) -> set[str]:
 def time_sensitive(*texts: str) -> bool:
     """Whether any of the texts asks about the present: it names a time scope."""
     return any(pattern.search(t) for t in texts for _, pattern in _SCOPE_PATTERNS)
+
+
+# Topics whose answer changes by the hour whether or not a time is named ("weather in Paris",
+# "AAPL stock price"). Real traffic asks about them without a time word, so mining routes such a
+# prompt to the time_sensitive policy; the curated domains ask about them only with a time scope
+# (their policies use `time_sensitive`), since "the weather in Paris in July" is climate, not news.
+LIVE_TOPICS = (r"weather|forecast|latest news|breaking news|news today|stock price|share price|exchange rate|"
+               r"live score|current (?:price|weather|president|prime minister|time|date|score|events|news)")
+_LIVE_TOPICS = re.compile(rf"\b(?:{LIVE_TOPICS})\b", re.IGNORECASE)
+
+
+def live_request(*texts: str) -> bool:
+    """Whether any text asks for live information: a time scope (`time_sensitive`) or a live topic."""
+    return time_sensitive(*texts) or any(_LIVE_TOPICS.search(t) for t in texts)

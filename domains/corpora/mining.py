@@ -40,7 +40,7 @@ from typing import Any, Iterable, Iterator
 from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.corpora.scrub import scrub
 from domains.families import FamilyGuard
-from domains.text import script
+from domains.text import live_request, script
 from sources.registry import LOADERS
 
 METHOD = "real_traffic_mined"
@@ -79,10 +79,6 @@ _CREATIVE = re.compile(
     r"\b(write|compose|create|generate|give me|make|draft|tell me|come up with|continue)\b.{0,60}?"
     r"\b(poem|poems|poetry|story|stories|haiku|limerick|sonnet|song|lyrics|rap|ballad|verse|fable|fairy tale|"
     r"screenplay|script for a|scene|joke|jokes|slogan|tagline|novel|short story)\b")
-_TIME_SENSITIVE = re.compile(
-    r"\b(weather|forecast|today'?s|tonight|right now|latest news|breaking news|news today|stock price|share price|"
-    r"exchange rate|current (price|weather|president|prime minister|time|date|score|events|news)|"
-    r"this week'?s|live score)\b")
 
 
 @dataclass(frozen=True)
@@ -193,7 +189,7 @@ def route(text: str) -> tuple[str, str | None]:
     t = " ".join(tokens(text)[:60])
     if _CREATIVE.search(t):
         return "creative", "creative"
-    if _TIME_SENSITIVE.search(normalize_text(text)):
+    if live_request(normalize_text(text)):
         return "conversational", "time_sensitive"
     return "conversational", None
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
+from domains.families import spread
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -83,22 +84,6 @@ def messages_for(spec: Mapping[str, Any], question: str) -> list[dict]:
 
 # ---------------------------------------------------------------- seeds
 
-def _spread_sample(items: Sequence[LMItem], key: Callable[[LMItem], str], n: int, rng) -> list[LMItem]:
-    """Up to n items, shuffled within each key and interleaved, so every subcategory is seeded."""
-    groups: dict[str, list] = {}
-    for it in items:
-        groups.setdefault(key(it), []).append(it)
-    lanes = []
-    for k in sorted(groups):
-        lane = list(groups[k])
-        rng.shuffle(lane)
-        lanes.append(lane)
-    out = []
-    for i in range(max((len(l) for l in lanes), default=0)):
-        out.extend(l[i] for l in lanes if i < len(l))
-    return out[:n]
-
-
 def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext) -> list[Seed]:
     """The phrasings sent to the model: up to `max_facts` of the domain's LM items, taking turns
     over their spread keys in an order seeded by the prompt id, and of each (in item order) the
@@ -106,8 +91,8 @@ def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext) -> list[
     if spec.lm is None:
         return []
     keywords = {a: tuple(str(k) for k in ks) for a, ks in prompt["keywords"].items()}
-    chosen = _spread_sample(list(spec.lm.items(keywords)), lambda it: it.spread_key, int(prompt["max_facts"]),
-                            ctx.rng("lm", prompt["id"]))
+    chosen = spread(spec.lm.items(keywords), lambda it: it.spread_key,
+                    ctx.rng("lm", prompt["id"]))[:int(prompt["max_facts"])]
     return [Seed(it, i) for it in sorted(chosen, key=lambda it: it.group)
             for i in prompt["phrasings"] if i < len(it.phrasings)]
 
