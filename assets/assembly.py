@@ -1,5 +1,5 @@
 """Assembly: the benchmark rows (with blocking invariant checks), the files under outputs/, the
-calibration report, the baseline reports and the build manifest."""
+calibration report and the baseline reports."""
 
 from collections import Counter
 
@@ -63,14 +63,3 @@ def baseline_reports(build: BuildSettings, cachebench: list[dict]) -> Output[dic
     """Reports of the reference baselines (always_miss, always_hit, exact_match) on the benchmark."""
     written, headline = out.write_baselines(build.outputs, cachebench)
     return Output(written, metadata={"headline": MetadataValue.json(headline)})
-
-
-@asset(group_name=ASSEMBLY)
-def build_manifest(build: BuildSettings, source_manifest: dict, row_similarities: Similarities,
-                   selected_rows: SelectedRows, benchmark_files: dict[str, str], calibration_report: dict[str, str],
-                   baseline_reports: dict[str, str]) -> Output[dict]:
-    """outputs/manifest.json: profile, config hash, inputs' sha256, model snapshots, every output's sha256."""
-    manifest = out.write_manifest(build.outputs, load_profile(build.profile), source_manifest,
-                                  row_similarities.snapshots, vars(selected_rows),
-                                  {**benchmark_files, **calibration_report, **baseline_reports})
-    return Output(manifest, metadata={"outputs": len(manifest["outputs"]), "profile": manifest["profile"]})

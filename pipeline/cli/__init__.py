@@ -11,6 +11,8 @@ from pipeline.core.errors import CacheEvalError
 # subcommand → (module, one-line help)
 COMMANDS = {
     "eval": ("pipeline.cli.eval", "score a cache (or a baseline) on a benchmark file"),
+    "references": ("pipeline.cli.references", "list the reference caches `eval --reference` scores"),
+    "compare": ("pipeline.cli.compare", "compare two eval reports on the same rows (McNemar's exact test)"),
     "validate": ("pipeline.cli.validate", "check a benchmark file against the row contract"),
     "build": ("pipeline.cli.build", "build the benchmark (materialises the Dagster asset graph in process)"),
     "check": ("pipeline.cli.build", "rebuild into a temporary folder and compare every committed output byte for byte"),

@@ -15,18 +15,28 @@ from typing import Any, Callable
 
 from pipeline.core.errors import CacheEvalError, InputError
 from pipeline.core.writer import atomic_write
+from pipeline.harness.stateful import PROTOCOLS, is_store_lookup
 
 EPILOG = """examples:
   cacheeval eval --bench outputs/cachebench.jsonl --baseline exact_match
   cacheeval eval --bench outputs/splits/test.jsonl --labels test_labels.jsonl --baseline always_hit
   cacheeval eval --bench outputs/cachebench.jsonl --cache-module mycache --out report.md --json report.json
   cacheeval eval --bench outputs/cachebench.jsonl --cache-module path/to/mycache.py --cache-class MyCache
+  cacheeval eval --bench outputs/cachebench.jsonl --reference gptcache-minilm@0.80 --json gptcache.json
+  cacheeval eval --bench outputs/cachebench.jsonl --cache-module mystore.py --cache-class MyStore --protocol shared
+  cacheeval eval --bench outputs/cachebench.jsonl --cache-module mycache --max-fhr 0.05   # a CI gate: exit 1 above 5%
 
 a cache module exposes a callable `cache(row) -> verdict`, or a class named by --cache-class that is
 built with no arguments and is callable or has a `decide(row)` method. A verdict is a
 pipeline.harness.Verdict, any object with the same attributes (is_hit, confidence, decision_ms,
 tier_used, cost_usd), a dict with those keys, or a bool. A dotted module is imported with the
 current directory on the import path; a .py file with its own folder on it.
+
+a store/lookup cache (an object with store(request, response), lookup(request) -> response or
+None, and reset(); see pipeline.harness.stateful) runs under --protocol isolated (reset, store A,
+look up B for every row; the default) or shared (every A stored in one cache, then every B looked
+up; serving another row's response is a wrong-entry hit). `cacheeval references` lists the
+reference caches. The JSON report carries every row's decision, for `cacheeval compare`.
 """
 
 
@@ -38,8 +48,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="labels JSONL (id + withheld fields) for a split published without labels")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--baseline", metavar="NAME", help="a reference cache: always_miss, always_hit, exact_match")
+    which.add_argument("--reference", metavar="NAME",
+                       help="a reference cache such as gptcache-minilm@0.80 or verified (see: cacheeval references)")
     which.add_argument("--cache-module", metavar="MOD", help="dotted module name or path to a .py file")
     parser.add_argument("--cache-class", metavar="CLS", help="class in --cache-module to instantiate (no arguments)")
+    parser.add_argument("--protocol", choices=PROTOCOLS,
+                        help="for a store/lookup cache: isolated (default) or shared")
+    parser.add_argument("--max-fhr", type=_fraction, metavar="X",
+                        help="exit 1 when the false-hit rate exceeds X (0 to 1): a CI gate")
     parser.add_argument("--cache-name", metavar="NAME", help="name shown in the report (default: derived)")
     parser.add_argument("--out", metavar="PATH", help="write the Markdown report here instead of stdout")
     parser.add_argument("--json", metavar="PATH", help="also write the report as JSON here")
@@ -47,6 +63,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="evaluate even when the evaluation-result cache holds this exact evaluation")
     parser.add_argument("--on-error", choices=("miss", "raise"), default="miss",
                         help="a raising cache: score the row MISS with tier `error` (default) or stop")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
 
 
 def _import_module(spec: str) -> Any:
@@ -90,7 +116,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any], Any], str]:
-    """(cache callable, default name) from a module exposing `cache` or a class `class_name`."""
+    """(cache, default name) from a module exposing `cache` or a class `class_name`. The cache is
+    a `row -> verdict` callable, or a store/lookup object (pipeline.harness.stateful)."""
     module = _import_module(module_spec)
     if class_name is None:
         obj = getattr(module, "cache", None)
@@ -110,6 +137,8 @@ def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any]
             raise InputError(f"--cache-class {class_name}: {class_name}() raised {_one_line(exc)}. "
                              "The class must be built with no arguments") from None
         default_name = class_name
+    if is_store_lookup(obj) and not isinstance(obj, type):
+        return obj, default_name
     if callable(obj) and not isinstance(obj, type):
         return obj, default_name
     decide = getattr(obj, "decide", None)
@@ -131,54 +160,44 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score the chosen cache or baseline (through the evaluation-result cache) and write the report."""
-    from pipeline.harness.baselines import get_baseline
-    from pipeline.harness.cache import EvalCache
-    from pipeline.core.hashing import file_sha256
-    from pipeline.harness import Report, evaluate, load_bench
-    from pipeline.core.registry import UnknownNameError
+    """Score the chosen cache, baseline or reference (through the evaluation-result cache), write the
+    report, and apply the --max-fhr gate."""
+    from pipeline.cli.scoring import choose_cache, gate, score, summary_line
+    from pipeline.harness import Report
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
-    if args.baseline:
-        try:
-            cache, default_name = get_baseline(args.baseline), args.baseline
-        except UnknownNameError as exc:
-            raise InputError(f"--baseline: {exc}") from None
-    else:
-        cache, default_name = load_cache(args.cache_module, args.cache_class)
-    rows = load_bench(args.bench, args.labels)
-    name = args.cache_name or default_name
-    # The result cache serves a stored report only when the benchmark bytes, the cache's code and
-    # declared model/settings, the harness version and this configuration are all the same.
-    store = EvalCache()  # $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval (pipeline.core.settings)
-    config = {"on_error": args.on_error, "cache_name": name,
-              "labels_sha256": file_sha256(args.labels) if args.labels else None}
-    identity = store.identity(args.bench, cache, config)
+    chosen = choose_cache(args, load_cache)
     try:
-        data, cached = store.cached_run(identity, lambda: evaluate(cache, rows, cache_name=name,
-                                                                   on_error=args.on_error).to_dict(),
-                                        use_cache=not args.no_cache)
-        report = Report(data)
-        if cached:
-            print(f"{name}: served from the evaluation-result cache (identity matched; --no-cache re-runs)",
-                  file=sys.stderr)
+        data, cached = score(args, chosen)
     except Exception as exc:
         row_id = getattr(exc, "cacheeval_row_id", None)
         if row_id is None:  # not the cache's exception: a bug here, keep the traceback
             raise
-        raise CacheEvalError(f"cache '{name}' raised {_one_line(exc)} on row {row_id}. Fix the cache, or use "
+        raise CacheEvalError(f"cache '{chosen.name}' raised {_one_line(exc)} on row {row_id}. Fix the cache, or use "
                              "--on-error miss to score such rows as MISS") from None
+    if cached:
+        print(f"{chosen.name}: served from the evaluation-result cache (identity matched; --no-cache re-runs)",
+              file=sys.stderr)
+    report = Report(data)
     markdown = report.to_markdown()
+    if data.get("threshold_sweep"):
+        from pipeline.harness.sweep import render_grid_sweep
+
+        markdown += "\n" + render_grid_sweep(data["threshold_sweep"])
     if args.json:
-        write_atomic(args.json, json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        write_atomic(args.json, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     if args.out:
         write_atomic(args.out, markdown)
         d = report.to_dict()
-        print(f"{name}: F1 {_fmt(d['metrics']['f1']['value'])}, FHR {_fmt(d['metrics']['fhr']['value'])}, "
+        print(f"{chosen.name}: F1 {_fmt(d['metrics']['f1']['value'])}, FHR {_fmt(d['metrics']['fhr']['value'])}, "
               f"{d['bench']['n']} rows, {d['errors']['count']} errors; report written to {args.out}")
     else:
         sys.stdout.write(markdown)
+    if chosen.protocol != "pair":
+        print(summary_line(data), file=sys.stderr)
+    if args.max_fhr is not None:
+        print(gate(data, args.max_fhr, chosen.name), file=sys.stderr)
     return 0
 
 

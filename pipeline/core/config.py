@@ -58,6 +58,7 @@ class Profile:
     matrix: Mapping[str, Mapping[str, int]]  # domain → label → quota
     splits: Mapping[str, int]                 # train/dev/test → rows
     method_mix: Mapping[str, int]
+    reference_caches: bool = True             # score the reference caches on the build (evaluation group)
 
     @property
     def total(self) -> int:
@@ -87,7 +88,8 @@ def load_profiles(path: Path = SAMPLING_FILE) -> dict[str, Profile]:
     out: dict[str, Profile] = {}
     for name, spec in raw.items():
         where = f"{path}: profiles.{name}"
-        check_keys(where, spec, {"description", "splits", "matrix", "base", "min_cell", "fixed_cell", "split_fractions"},
+        check_keys(where, spec, {"description", "splits", "matrix", "base", "min_cell", "fixed_cell", "split_fractions",
+                                  "reference_caches"},
                    {"description"})
         if "matrix" in spec:
             matrix = {}
@@ -117,7 +119,10 @@ def load_profiles(path: Path = SAMPLING_FILE) -> dict[str, Profile]:
             raise ConfigError(f"{where}: give either splits or split_fractions.")
         if sorted(splits) != ["dev", "test", "train"] or sum(splits.values()) != total:
             raise ConfigError(f"{where}: splits {splits} must be train/dev/test summing to {total}.")
-        out[name] = Profile(name, spec["description"], labels, matrix, splits, dict(data["method_mix"]))
+        refs = spec.get("reference_caches", True)
+        if not isinstance(refs, bool):
+            raise ConfigError(f"{where}.reference_caches: expected true or false, got {refs!r}.")
+        out[name] = Profile(name, spec["description"], labels, matrix, splits, dict(data["method_mix"]), refs)
     return out
 
 

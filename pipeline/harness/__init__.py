@@ -11,7 +11,11 @@ with it). One module per job, read in this order:
 - `metrics`: confusion matrix, Wilson intervals, breakdowns, latency, cost, the confidence sweep;
 - `report`: the Report object and its Markdown rendering;
 - `baselines` (reference caches), `cache` (the evaluation-result cache) and `contract` (the row
-  schema checks) build on these.
+  schema checks) build on these;
+- `scoring` (one cache scored through the result cache: `cacheeval eval` and the build's reference
+  reports), `stateful` (store/lookup caches under the isolated and shared protocols), `sweep` (a threshold
+  grid from per-row confidences), `compare` (McNemar's exact test on two reports) and
+  `references/` (real caches by name: GPTCache, the verified cache; their libraries load lazily).
 """
 from __future__ import annotations
 

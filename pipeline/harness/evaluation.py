@@ -56,13 +56,15 @@ def _message(row: Row, exc: BaseException) -> str:
 
 
 def evaluate(cache: Callable[[Row], Any], rows: Iterable[Row], cache_name: str = "cache",
-             on_error: str = "miss", domain_order: Sequence[str] = ()) -> Report:
+             on_error: str = "miss", domain_order: Sequence[str] = (), decisions: bool = False) -> Report:
     """Ask `cache` for a verdict on every row and score the decisions (see pipeline.harness.metrics).
 
     on_error="miss" scores a raising cache as MISS with tier `error` and counts it;
     on_error="raise" re-raises the exception with a note naming the row.
     domain_order lists domains to show first in the per-domain breakdown (e.g. the pipeline's
-    registry order); other domains follow in the order of their first row."""
+    registry order); other domains follow in the order of their first row.
+    decisions=True adds every row's decision to the report (`decisions`: id, gold binary label,
+    decision, confidence), which `cacheeval compare` pairs row by row."""
     if on_error not in ("miss", "raise"):
         raise ValueError(f"on_error must be 'miss' or 'raise', got {on_error!r}")
     if isinstance(domain_order, str):
@@ -124,7 +126,11 @@ def evaluate(cache: Callable[[Row], Any], rows: Iterable[Row], cache_name: str =
         lats[i] = wall
         tiers[i] = tier
         costs[i] = cost
-    return Report(build_report(
+    data = build_report(
         rows, hits, confs, lats, tiers, costs, own_ms=own_ms, n_errors=n_errors,
         messages=messages, cache_name=cache_name, harness_version=HARNESS_VERSION, domain_order=domain_order,
-    ))
+    )
+    if decisions:
+        data["decisions"] = [{"id": r.id, "label": r.binary_label, "decision": "HIT" if h else "MISS",
+                              "confidence": c} for r, h, c in zip(rows, hits, confs)]
+    return Report(data)

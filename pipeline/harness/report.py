@@ -85,7 +85,10 @@ def _render_markdown(d: dict[str, Any]) -> str:
     m, b, cm = d["metrics"], d["bench"], d["confusion"]
     out = [f"# CacheEval report: {d['cache_name']}", "",
            f"Harness v{d['harness_version']} · {b['n']} rows ({b['hit']} HIT, {b['miss']} MISS) · "
-           "HIT is the positive class; FHR = FP / (FP + TN).", "", "## Headline", ""]
+           "HIT is the positive class; FHR = FP / (FP + TN).", ""]
+    if d.get("protocol"):
+        out += [f"Protocol: {d['protocol']['summary']}.", ""]
+    out += ["## Headline", ""]
     body = []
     for key, name in (("fhr", "FHR"), ("precision", "precision"), ("recall", "recall"), ("f1", "F1"),
                       ("accuracy", "accuracy")):

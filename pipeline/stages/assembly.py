@@ -165,10 +165,11 @@ def write_benchmark(out_dir: Path, rows: list[dict]) -> dict[str, str]:
     test = [r for r in rows if r["provenance"]["split"] == "test"]
     files["splits/test.jsonl"] = jsonl_bytes([{k: r[k] for k in TEST_PUBLIC_FIELDS} for r in test])
     files["splits/test_labels.jsonl"] = jsonl_bytes([{k: v for k, v in r.items() if k not in TEST_PUBLIC_FIELDS or k == "id"} for r in test])
-    return _write_all(out_dir, files)
+    return write_files(out_dir, files)
 
 
-def _write_all(out_dir: Path, files: dict[str, bytes]) -> dict[str, str]:
+def write_files(out_dir: Path, files: dict[str, bytes]) -> dict[str, str]:
+    """Write each file (path relative to out_dir) atomically; path -> sha256."""
     written = {}
     for rel, data in sorted(files.items()):
         atomic_write(out_dir / rel, data)
@@ -234,7 +235,7 @@ def write_calibration(out_dir: Path, selected: list, sims: dict, diff: dict) -> 
     fig.savefig(buf, format="png", metadata={"Software": None})
     plt.close(fig)
     files["reports/calibration.png"] = buf.getvalue()
-    return _write_all(out_dir, files)
+    return write_files(out_dir, files)
 
 
 def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], dict]:
@@ -255,7 +256,7 @@ def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], di
         files[f"reports/baseline_{name}.md"] = Report(d).to_markdown().encode("utf-8")
         m = d["metrics"]
         headline[name] = {k: (None if m[k]["value"] is None else round(m[k]["value"], 4)) for k in ("precision", "recall", "f1", "fhr", "accuracy")}
-    return _write_all(out_dir, files), headline
+    return write_files(out_dir, files), headline
 
 
 def _sha_file(path: Path) -> str:

@@ -1,0 +1,26 @@
+"""Evaluation: the reference caches (the real GPTCache at its registered settings, the verified
+cache) scored on the benchmark just built, as outputs/reports/references.{md,json,png}."""
+
+from dagster import MetadataValue, Output, asset
+
+from assets.groups import EVALUATION
+from pipeline.resources import BuildSettings
+from pipeline.stages import assembly as out
+
+
+@asset(group_name=EVALUATION)
+def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> Output[dict[str, str]]:
+    """Every reference cache scored on the built benchmark (skipped where the profile says so)."""
+    from domains import domain_names
+    from pipeline.core.config import load_profile
+    from pipeline.stages.reference_reports import reference_files, score_references
+
+    if not load_profile(build.profile).reference_caches:
+        return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false"})
+    result = score_references(build.outputs / out.BENCH, domain_names())
+    written = out.write_files(build.outputs, reference_files(result))
+    headline = {r["configuration"]: {k: (None if r[k] is None else round(r[k], 4))
+                                      for k in ("f1", "fhr", "adversarial_fhr", "precision", "recall")}
+                for r in result["table"]}
+    return Output(written, metadata={"headline": MetadataValue.json(headline),
+                                     "files": MetadataValue.json(sorted(written))})
