@@ -68,7 +68,8 @@ def score_references(bench: Path, domains: Sequence[str], use_cache: bool = True
     rows, the sweep, each run's report without timings, and the verified cache's full report."""
     from pipeline.harness.scoring import Chosen, score_chosen
     from pipeline.harness.references import SWEEP_THRESHOLDS, get_reference
-    from pipeline.harness.references.verified import build as build_verified, full_report
+    from pipeline.harness.references.verified import build as build_verified
+    from pipeline.harness.references.verified_report import full_report
     from pipeline.harness.cache import EvalCache
     from pipeline.harness.sweep import grid_sweep
 

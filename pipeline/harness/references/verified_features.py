@@ -32,7 +32,7 @@ import json
 import re
 import unicodedata
 from difflib import SequenceMatcher
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 FEATURE_VERSION = "1"
 
