@@ -24,14 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.harness import evaluate, load_bench  # noqa: E402
 from pipeline.harness.references import verified as V  # noqa: E402
-
-WARMUP = 3
-
-
-def sample(rows: list, n: int) -> list:
-    if n >= len(rows):
-        return rows
-    return [rows[round(i * (len(rows) - 1) / (n - 1))] for i in range(n)] if n > 1 else rows[:1]
+from references import WARMUP, sample  # noqa: E402  (benchmarks/references.py: the same evenly spaced sample)
 
 
 def timed(cache, rows: list) -> dict:
