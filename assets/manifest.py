@@ -1,5 +1,5 @@
 """Manifest: outputs/manifest.json, written last: profile, config hash, inputs' sha256, model
-snapshots and the sha256 of every file the build wrote (assembly and evaluation)."""
+snapshots and the sha256 of every file the build wrote (assembly, evaluation, publication)."""
 
 from dagster import Output, asset
 
@@ -13,9 +13,11 @@ from pipeline.stages.values import SelectedRows, Similarities
 @asset(group_name=MANIFEST)
 def build_manifest(build: BuildSettings, source_manifest: dict, row_similarities: Similarities,
                    selected_rows: SelectedRows, benchmark_files: dict[str, str], calibration_report: dict[str, str],
-                   baseline_reports: dict[str, str], reference_reports: dict[str, str]) -> Output[dict]:
+                   baseline_reports: dict[str, str], reference_reports: dict[str, str],
+                   hf_dataset: dict[str, str]) -> Output[dict]:
     """outputs/manifest.json: profile, config hash, inputs' sha256, model snapshots, every output's sha256."""
     manifest = out.write_manifest(build.outputs, load_profile(build.profile), source_manifest,
                                   row_similarities.snapshots, vars(selected_rows),
-                                  {**benchmark_files, **calibration_report, **baseline_reports, **reference_reports})
+                                  {**benchmark_files, **calibration_report, **baseline_reports, **reference_reports,
+                                   **hf_dataset})
     return Output(manifest, metadata={"outputs": len(manifest["outputs"]), "profile": manifest["profile"]})

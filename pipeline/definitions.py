@@ -3,7 +3,8 @@
 Assets come from one module per stage, each module its own group (assets/groups.py). A build runs
 BUILD_JOBS in order, the same in the UI as in `cacheeval build`: the sources (mined real traffic,
 the input manifest), then each domain partition of generation and verification, then selection,
-difficulty, assembly, evaluation (the reference caches scored on the result) and the manifest. The jobs select whole groups, so a new asset is built with its group;
+difficulty, assembly, evaluation (the reference caches scored on the result),
+publication (the Hugging Face dataset) and the manifest. The jobs select whole groups, so a new asset is built with its group;
 `unbuilt` names any asset no job selects (a new group), and the build refuses to start then.
 """
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, load_asset_checks_from_modules,
                      load_assets_from_modules)
 
-from assets import assembly, difficulty, evaluation, generation, manifest, selection, sources, verification
-from assets.groups import ASSEMBLY, DIFFICULTY, EVALUATION, GENERATION, MANIFEST, SELECTION, SOURCES, VERIFICATION
+from assets import (assembly, difficulty, evaluation, generation, manifest, publication, selection, sources,
+                    verification)
+from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, GENERATION, MANIFEST, PUBLICATION, SELECTION, SOURCES,
+                           VERIFICATION)
 from pipeline.resources import BuildSettings
 
-ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, manifest]
+ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
 
 all_assets = load_assets_from_modules(ASSET_MODULES)
 all_checks = load_asset_checks_from_modules(ASSET_MODULES)
@@ -27,7 +30,7 @@ domain_job = define_asset_job(  # partitioned by domain: the partitions definiti
     "domain_job", AssetSelection.groups(GENERATION, VERIFICATION),
     description="One domain: its candidates generated and verified.")
 outputs_job = define_asset_job(
-    "outputs_job", AssetSelection.groups(SELECTION, DIFFICULTY, ASSEMBLY, EVALUATION, MANIFEST),
+    "outputs_job", AssetSelection.groups(SELECTION, DIFFICULTY, ASSEMBLY, EVALUATION, PUBLICATION, MANIFEST),
     description="Every domain's verified rows selected, scored for difficulty, written to outputs/ and the "
                 "reference caches scored on them.")
 BUILD_JOBS = (sources_job, domain_job, outputs_job)

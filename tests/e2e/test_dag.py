@@ -23,7 +23,7 @@ def test_every_asset_is_built_by_exactly_one_job():
 
 
 def test_an_asset_left_out_of_the_jobs_is_named():
-    @asset(group_name="publication")
+    @asset(group_name="archive")
     def scores(cachebench: list[dict]) -> dict:
         """A new stage nobody added to a job."""
         return {}
