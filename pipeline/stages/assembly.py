@@ -244,14 +244,13 @@ def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], di
     from pipeline.harness.baselines import BASELINES
     from domains import domain_names
     from pipeline.harness import Report, Row, evaluate
+    from pipeline.stages.reference_reports import untimed
 
     bench = [Row.from_dict(r) for r in rows]
     order = domain_names()  # reports list domains in the sampling matrix order
     files, headline = {}, {}
     for name in ("always_miss", "always_hit", "exact_match"):
-        d = evaluate(BASELINES[name], bench, cache_name=name, domain_order=order).to_dict()
-        lat = d["latency_ms"]
-        d["latency_ms"] = {k: (None if k in ("p50", "p95", "p99", "mean", "max") else v) for k, v in lat.items()}
+        d = untimed(evaluate(BASELINES[name], bench, cache_name=name, domain_order=order).to_dict())
         files[f"reports/baseline_{name}.json"] = (canonical_json(d) + "\n").encode("utf-8")
         files[f"reports/baseline_{name}.md"] = Report(d).to_markdown().encode("utf-8")
         m = d["metrics"]

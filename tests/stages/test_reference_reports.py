@@ -28,7 +28,7 @@ def _result() -> dict:
     verified = {"settings": {"threshold": 0.5}, "features": ["f1", "f2"], "dev": oof, "test": oof,
                 "out_of_fold": {"nested": oof, "pooled": oof, "nested_thresholds": [0.4, 0.5]}}
     return {"table": table, "sweep": grid_sweep(hit["decisions"], (0.5, 0.9)),
-            "runs": {"always_hit (shared)": R._untimed(hit)}, "verified": verified,
+            "runs": {"always_hit (shared)": R.untimed(hit)}, "verified": verified,
             "specification": R.SPECIFICATION, "domains": domains}
 
 

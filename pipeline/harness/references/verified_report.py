@@ -90,12 +90,15 @@ def new_corpus_rows(corpora_bench: Path, committed_bench: Path) -> list[dict]:
     return out
 
 
-def full_report(bench_path: Path, corpora_bench: Path | None = None, cache_dir: str | Path | None = None) -> dict:
+def full_report(bench_path: Path, corpora_bench: Path | None = None, cache_dir: str | Path | None = None,
+                cache: Any = None) -> dict:
     """Dev threshold, test metrics, 5-fold out-of-fold metrics (per domain and per MISS label), and
-    the transfer to the rows a corpora build adds. Deterministic: no timings."""
+    the transfer to the rows a corpora build adds. Deterministic: no timings. `cache` is the verified
+    cache already built on `bench_path` (built here when not given)."""
     bench_path = Path(bench_path)
     splits = bench_path.parent / "splits"
-    cache = build(bench_path, cache_dir)
+    if cache is None:
+        cache = build(bench_path, cache_dir)
     dev = read_jsonl(splits / "dev.jsonl")
     labels = {r["id"]: r for r in read_jsonl(splits / "test_labels.jsonl")}
     test = [{**r, **labels[r["id"]]} for r in read_jsonl(splits / "test.jsonl")]
