@@ -2,10 +2,13 @@
 it has changed.
 
 The key is the sha256 of the canonical JSON of an identity: the benchmark file's sha256; the cache
-implementation (module, class, sha256 of every project/user module in its class hierarchy, and its
-optional `model_snapshot` and `settings` attributes); the harness (HARNESS_VERSION and the sha256
-of every .py file of pipeline/harness/, by path) and its config (thresholds, metric set, on_error);
-and `SCHEMA`.
+implementation (its name; the code of its whole import closure: every module of the user's project
+it imports, transitively, by file sha256, installed distributions by name and version, the Python
+version; see pipeline.harness.closure; and its declared `model_snapshot` and `settings`, on the
+object that decides, whether through `__call__`, `decide` or a store/lookup, and as module globals);
+the harness (HARNESS_VERSION, the sha256 of every .py file of pipeline/harness/ by path, and the
+closure of what it imports from outside) and its config (thresholds, metric set, on_error, ...);
+and `SCHEMA`. A code version or declared value that cannot be read is never reused (fail closed).
 
 Each entry is one readable JSON file holding the identity it was made from, the report and a
 checksum. Before serving, the stored identity must equal the current one and the checksum must hold;
@@ -22,6 +25,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,9 +34,11 @@ from typing import Any, Callable, Mapping
 from pipeline.core.errors import warn
 from pipeline.core.hashing import canonical_json, file_sha256, sha256_text
 from pipeline.core import settings
+from pipeline.harness.closure import ABSENT, STDLIB, UNKNOWN, classify, code_identity
 from pipeline.harness.interface import HARNESS_VERSION
 
-SCHEMA = 1
+SCHEMA = 2
+DECLARED = ("model_snapshot", "settings")
 HARNESS_DIR = Path(__file__).resolve().parent
 
 
@@ -46,32 +52,70 @@ def harness_code(root: Path | None = None) -> dict[str, str]:
 
 
 def harness_identity() -> dict:
-    """HARNESS_VERSION and the code of the harness package (see harness_code)."""
-    return {"version": HARNESS_VERSION, "code": harness_code()}
+    """HARNESS_VERSION, the code of the harness package (see harness_code) and of what its modules
+    import from outside it (pipeline.core, installed distributions, the Python version)."""
+    package = __name__.rpartition(".")[0]
+    roots = sorted(f"{package}.{p.stem}" for p in HARNESS_DIR.glob("*.py") if p.stem != "__init__")
+    support = code_identity([package, *roots])
+    support["modules"] = {m: h for m, h in support["modules"].items()
+                          if m != package and not m.startswith(package + ".")}
+    return {"version": HARNESS_VERSION, "code": harness_code(), "imports": support}
+
+
+_MISSING = object()
+
+
+def _decision(cache_obj: Any) -> tuple[str, Any, list[str], str | None]:
+    """(name, the object declaring model_snapshot/settings, the modules defining the cache, the module of
+    the decision's own code) of a function, a bound method (e.g. `decide`), an instance or a class."""
+    if inspect.ismethod(cache_obj):
+        owner, func = cache_obj.__self__, inspect.unwrap(cache_obj.__func__)
+        cls = owner if isinstance(owner, type) else type(owner)
+        chain = [k.__module__ for k in cls.__mro__ if k is not object]
+        own = getattr(func, "__module__", None)
+        return f"{cls.__module__}.{cls.__qualname__}.{cache_obj.__name__}", owner, [own, *chain], cls.__module__
+    if inspect.isfunction(cache_obj):
+        wrappers = [cache_obj]
+        while hasattr(wrappers[-1], "__wrapped__") and len(wrappers) < 100:
+            wrappers.append(wrappers[-1].__wrapped__)
+        func = wrappers[-1]
+        modules = [getattr(f, "__module__", None) for f in wrappers]
+        return f"{func.__module__}.{func.__qualname__}", cache_obj, modules, func.__module__
+    cls = cache_obj if isinstance(cache_obj, type) else type(cache_obj)
+    chain = [k.__module__ for k in cls.__mro__ if k is not object]
+    return f"{cls.__module__}.{cls.__qualname__}", cache_obj, chain, cls.__module__
 
 
 def implementation_identity(cache_obj: Any) -> dict:
-    """Class (or function), code version (module file hashes along the class hierarchy), model snapshot,
-    settings. A bound method counts as its function; a callable instance as its class."""
-    if inspect.isfunction(cache_obj) or inspect.ismethod(cache_obj):
-        # a plain `cache(row) -> verdict` callable: its code version is its module's file
-        chain = [inspect.unwrap(cache_obj)]
-    else:
-        chain = [k for k in (cache_obj if isinstance(cache_obj, type) else type(cache_obj)).__mro__ if k is not object]
-    modules = []
-    for part in chain:
+    """What the scored cache is: its name, its code (the import closure of the modules defining
+    it; see pipeline.harness.closure) and its declared `model_snapshot` and `settings`, read where
+    the decision is made: on the object (instance or class attribute, or property; for a bound
+    method such as `decide`, on the object it is bound to; for a function, a function attribute),
+    and as module globals of the modules defining it. A value that cannot be read makes the
+    evaluation uncacheable (`unknown`)."""
+    name, owner, modules, own = _decision(cache_obj)
+    roots = sorted({m for m in modules if isinstance(m, str)})
+    code = code_identity(roots)
+    unknown = [f"the code of {m}" for m in code["unknown"]]
+    if own is None or classify(own)[0] in (STDLIB, ABSENT, UNKNOWN):
+        unknown.insert(0, f"the source file of {name}")
+    out: dict[str, Any] = {"class": name, "roots": roots, "code": code}
+    for attr in DECLARED:
         try:
-            source = inspect.getsourcefile(part)
-        except TypeError:  # a builtin or C extension class: no source to hash
-            source = None
-        modules.append({"class": f"{part.__module__}.{part.__qualname__}",
-                        "module_sha256": file_sha256(source) if source and os.path.isfile(source) else None})
-    return {
-        "class": modules[0]["class"],
-        "code": modules,
-        "model_snapshot": getattr(cache_obj, "model_snapshot", None),
-        "settings": getattr(cache_obj, "settings", None),
-    }
+            value = getattr(owner, attr, None)
+        except Exception as exc:  # noqa: BLE001 - a property that raises: the value is unknown
+            unknown.append(f"{attr} of {name} ({type(exc).__name__})")
+            value = None
+        out[attr] = value
+    declared = {}
+    for m in roots:
+        module = sys.modules.get(m)
+        found = {a: vars(module)[a] for a in DECLARED if module is not None and a in vars(module)}
+        if found:
+            declared[m] = found
+    out["module_declarations"] = declared
+    out["unknown"] = unknown
+    return out
 
 
 class EvalCache:
@@ -115,10 +159,10 @@ class EvalCache:
 
     @staticmethod
     def _uncacheable(identity: Mapping[str, Any]) -> str | None:
-        """Fail closed when a code version is unknown: no hash, no reuse."""
+        """Fail closed when a code version or a declared value is unknown: no hash, no reuse."""
         impl = identity.get("implementation") or {}
-        if any(m.get("module_sha256") is None for m in impl.get("code", [])[:1]):
-            return f"the source file of {impl.get('class')} is unknown, so its code version cannot be checked"
+        if impl.get("unknown"):
+            return f"{impl['unknown'][0]} is unknown, so its code version cannot be checked"
         if not (identity.get("harness") or {}).get("code"):
             return "the harness source files were not found, so its code version cannot be checked"
         return None

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -144,9 +146,12 @@ def test_identity_covers_the_class_hierarchy_code():
         pass
 
     ident = implementation_identity(Local(".x"))
-    assert ident["class"].endswith("Local") and ident["model_snapshot"] is None
-    assert [c["class"] for c in ident["code"]] == [f"{__name__}.{Local.__qualname__}", "pipeline.harness.cache.EvalCache"]
-    assert all(len(c["module_sha256"]) == 64 for c in ident["code"])
+    assert ident["class"].endswith("Local") and ident["model_snapshot"] is None and ident["unknown"] == []
+    assert ident["roots"] == sorted([__name__, "pipeline.harness.cache"])
+    modules = ident["code"]["modules"]
+    assert {__name__, "pipeline.harness.cache", "pipeline.harness.closure", "pipeline.core.hashing"} <= set(modules)
+    assert all(len(digest) == 64 for digest in modules.values() if digest is not None)
+    assert "pytest" in " ".join(ident["code"]["distributions"])  # this module imports pytest: an installed one
 
 
 def test_harness_identity_is_the_version_and_every_module_of_the_package():
@@ -157,6 +162,9 @@ def test_harness_identity_is_the_version_and_every_module_of_the_package():
     modules = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
     assert ident["version"] == HARNESS_VERSION
     assert list(ident["code"]) == modules
+    # what the harness imports from outside its package is keyed too (pipeline.core, by file hash)
+    assert {"pipeline.core.errors", "pipeline.core.taxonomy"} <= set(ident["imports"]["modules"])
+    assert not [m for m in ident["imports"]["modules"] if m.startswith("pipeline.harness")]
     assert {"__init__.py", "interface.py", "load.py", "evaluation.py", "metrics.py", "report.py",
             "baselines.py", "cache.py"} <= set(modules)
     assert all(len(digest) == 64 for digest in ident["code"].values())
@@ -225,3 +233,147 @@ def test_a_plain_cache_function_is_identified_by_its_module(tmp_path, bench):
     finally:
         sys.path.remove(str(src))
         sys.modules.pop("fn_cache_impl", None)
+
+
+# ---------------------------------------------------------------- the whole import closure (issue #12)
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = tmp_path / "proj"
+    for rel, text in files.items():
+        path = src / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return src
+
+
+def _eval(src: Path, bench: Path, cache_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`cacheeval eval` in a fresh interpreter, as a user re-running it after an edit."""
+    env = {**os.environ, "CACHEEVAL_EVAL_CACHE_DIR": str(cache_dir), "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": str(ROOT)}  # this checkout's pipeline, whatever the install points at
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", "eval", "--bench", str(bench),
+                           "--cache-module", str(src / "mycache.py"), *extra],
+                          cwd=src, env=env, capture_output=True, text=True, timeout=120)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "data" / "bench.jsonl"
+SERVED = "served from the evaluation-result cache"
+# The cache's decision lives in modules it imports, each reached a different way.
+CLOSURE_FILES = {
+    "mycache.py": "from helpers.rules import same\n\ndef cache(row):\n    return same(row)\n",
+    "helpers/__init__.py": "",
+    "helpers/rules.py": "from . import norm\n\ndef same(row):\n    return norm.text(row.query_a) == norm.text(row.query_b)\n",
+    "helpers/norm.py": "import importlib\n_impl = importlib.import_module('helpers.' + 'deep')\n\n"
+                       "def text(s):\n    return _impl.fold(s)\n",
+    "helpers/deep.py": "def fold(s):\n    return s\n",
+}
+
+
+@pytest.mark.parametrize("edited,new_text", [
+    ("helpers/rules.py", "from . import norm\n\ndef same(row):\n    return True\n"),  # imported directly
+    ("helpers/norm.py", "import importlib\n_impl = importlib.import_module('helpers.' + 'deep')\n\n"
+                        "def text(s):\n    return s[:4]\n"),                            # transitively (relative)
+    ("helpers/deep.py", "def fold(s):\n    return s[:4]\n"),                              # by a computed name
+    ("helpers/__init__.py", "import sys\nsys.modules[__name__].patched = True\n"),       # a package __init__
+])
+def test_editing_a_module_the_cache_imports_reruns(tmp_path, edited, new_text):
+    # Issue #12: editing a helper module of the scored cache served the old result.
+    src, cache_dir = _project(tmp_path, CLOSURE_FILES), tmp_path / "eval"
+    first = _eval(src, BENCH, cache_dir, "--json", str(tmp_path / "a.json"))
+    assert first.returncode == 0, first.stderr
+    again = _eval(src, BENCH, cache_dir)
+    assert again.returncode == 0 and SERVED in again.stderr  # unchanged code: served
+    (src / edited).write_text(new_text, encoding="utf-8")
+    after = _eval(src, BENCH, cache_dir, "--json", str(tmp_path / "b.json"))
+    assert after.returncode == 0, after.stderr
+    assert SERVED not in after.stderr
+    if edited != "helpers/__init__.py":  # the others change decisions: the fresh score differs
+        a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+        assert a["confusion"] != b["confusion"]
+
+
+def test_the_closure_keys_project_modules_by_hash_and_installed_ones_by_version(tmp_path, monkeypatch):
+    src = _project(tmp_path, {**CLOSURE_FILES, "mycache.py": "import json\nimport pytest\nimport not_installed_xyz\n"
+                                                           "from helpers.rules import same\n"})
+    monkeypatch.syspath_prepend(str(src))
+    from pipeline.harness.closure import code_identity
+
+    code = code_identity(["mycache"])
+    # helpers.deep is imported by a computed name: only an imported module's globals reveal it
+    # (test_editing_a_module_the_cache_imports_reruns covers that); nothing is imported here
+    assert sorted(code["modules"]) == ["helpers", "helpers.norm", "helpers.rules", "mycache"]
+    assert [d.split("==")[0] for d in code["distributions"]] == ["pytest"]
+    assert code["absent"] == ["not_installed_xyz"] and code["unknown"] == []
+    assert code["python"].split()[-1] == ".".join(map(str, sys.version_info[:3]))
+    assert not [m for m in sys.modules if m.startswith(("mycache", "helpers", "not_installed_xyz"))]  # nothing imported
+
+
+# The declared values come from a file the cache reads (as from a model folder or a config), so
+# changing them changes no code: only reading them where the decision is made can key them.
+DECIDE_MODULE = '''
+import json
+from pathlib import Path
+
+CONF = json.loads(Path(__file__).with_name("conf.json").read_text())
+model_snapshot = CONF["module_snapshot"]
+
+class DecideCache:
+    model_snapshot = CONF["class_snapshot"]
+
+    def __init__(self):
+        self.settings = {"threshold": CONF["threshold"]}
+
+    def decide(self, row):
+        return len(row.query_a) > 30
+'''
+
+
+@pytest.mark.parametrize("change", ["instance settings", "class model_snapshot", "module model_snapshot"])
+def test_declared_snapshot_and_settings_of_a_decide_class_key_the_result(tmp_path, change):
+    # Issue #12: a class deciding through decide() had model_snapshot and settings read as null.
+    conf = {"module_snapshot": "m-1", "class_snapshot": "c-1", "threshold": 0.8}
+    src = _project(tmp_path, {"mycache.py": DECIDE_MODULE, "conf.json": json.dumps(conf)})
+    cache_dir, args = tmp_path / "eval", ("--cache-class", "DecideCache")
+    assert _eval(src, BENCH, cache_dir, *args).returncode == 0
+    assert SERVED in _eval(src, BENCH, cache_dir, *args).stderr
+    key = {"instance settings": "threshold", "class model_snapshot": "class_snapshot",
+           "module model_snapshot": "module_snapshot"}[change]
+    conf[key] = 0.9 if key == "threshold" else "v-2"
+    (src / "conf.json").write_text(json.dumps(conf), encoding="utf-8")
+    after = _eval(src, BENCH, cache_dir, *args)
+    assert after.returncode == 0 and SERVED not in after.stderr
+
+
+def test_a_decide_method_is_read_on_the_object_it_is_bound_to(tmp_path, bench, monkeypatch):
+    conf = {"module_snapshot": "m-1", "class_snapshot": "c-1", "threshold": 0.8}
+    src = _project(tmp_path, {"decide_impl.py": DECIDE_MODULE, "conf.json": json.dumps(conf)})
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.delitem(sys.modules, "decide_impl", raising=False)
+    mod = importlib.import_module("decide_impl")
+    try:
+        ident = implementation_identity(mod.DecideCache().decide)
+        assert ident["class"] == "decide_impl.DecideCache.decide"
+        assert (ident["model_snapshot"], ident["settings"]) == ("c-1", {"threshold": 0.8})
+        assert ident["module_declarations"] == {"decide_impl": {"model_snapshot": "m-1"}}
+        ec, run = EvalCache(tmp_path / "eval"), Runner()
+        impl = mod.DecideCache()
+        ec.cached_run(ec.identity(bench, impl.decide, CONFIG), run)
+        impl.settings = {"threshold": 0.95}
+        assert ec.cached_run(ec.identity(bench, impl.decide, CONFIG), run) == (run_report(2), False)
+    finally:
+        sys.modules.pop("decide_impl", None)
+
+
+def test_a_declared_value_that_cannot_be_read_is_never_cached(tmp_path, bench, capsys):
+    class Flaky:
+        @property
+        def model_snapshot(self):
+            raise OSError("weights folder gone")
+
+        def __call__(self, row):
+            return False
+
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    for _ in range(2):
+        assert ec.cached_run(ec.identity(bench, Flaky(), CONFIG), run)[1] is False
+    assert run.runs == 2 and "model_snapshot of" in capsys.readouterr().err
