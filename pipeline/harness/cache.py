@@ -109,8 +109,10 @@ def implementation_identity(cache_obj: Any) -> dict:
         out[attr] = value
     declared = {}
     for m in roots:
-        module = sys.modules.get(m)
-        found = {a: vars(module)[a] for a in DECLARED if module is not None and a in vars(module)}
+        module_vars = vars(sys.modules[m]) if m in sys.modules else {}
+        # a declaration is data; a module, class or function of that name (`from x import settings`) is code
+        found = {a: module_vars[a] for a in DECLARED
+                 if a in module_vars and not callable(module_vars[a]) and not inspect.ismodule(module_vars[a])}
         if found:
             declared[m] = found
     out["module_declarations"] = declared

@@ -165,9 +165,13 @@ def runtime_references(module: types.ModuleType) -> list[str]:
     """Modules named by a module's globals: imported modules, and where its classes and functions
     were defined (catches `importlib.import_module(name)` with a computed name)."""
     out = []
+    own = module.__name__ + "."
     for value in list(vars(module).values()):
         if isinstance(value, types.ModuleType):
-            out.append(value.__name__)
+            # a package holds every loaded submodule as an attribute, imported by it or not: its
+            # own imports of them are in its AST
+            if not value.__name__.startswith(own):
+                out.append(value.__name__)
         elif isinstance(value, (type, types.FunctionType)):
             owner = getattr(value, "__module__", None)
             if isinstance(owner, str):

@@ -377,3 +377,20 @@ def test_a_declared_value_that_cannot_be_read_is_never_cached(tmp_path, bench, c
     for _ in range(2):
         assert ec.cached_run(ec.identity(bench, Flaky(), CONFIG), run)[1] is False
     assert run.runs == 2 and "model_snapshot of" in capsys.readouterr().err
+
+
+def test_a_module_global_is_a_declaration_only_when_it_is_data(tmp_path, bench, monkeypatch):
+    # `from pipeline.core import settings` in the cache's module is an import, not declared settings
+    src = _project(tmp_path, {"imports_settings.py": "from pipeline.core import settings\nmodel_snapshot = 'm-1'\n\n"
+                                                     "def cache(row):\n    return False\n"})
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.delitem(sys.modules, "imports_settings", raising=False)
+    try:
+        mod = importlib.import_module("imports_settings")
+        ident = implementation_identity(mod.cache)
+        assert ident["module_declarations"] == {"imports_settings": {"model_snapshot": "m-1"}}
+        ec, run = EvalCache(tmp_path / "eval"), Runner()
+        assert ec.cached_run(ec.identity(bench, mod.cache, CONFIG), run)[1] is False
+        assert ec.cached_run(ec.identity(bench, mod.cache, CONFIG), run)[1] is True
+    finally:
+        sys.modules.pop("imports_settings", None)
