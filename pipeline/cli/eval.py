@@ -1,6 +1,8 @@
 """`cacheeval eval`: score a cache, or a reference baseline, on a benchmark file.
 
 Standard library only (like the harness): scoring a cache needs nothing of the pipeline's stack.
+The benchmark is first checked against the row contract (pipeline.harness.load), with the domain
+registry's names when the pipeline's stack is installed.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.core.errors import CacheEvalError, InputError
+from pipeline.core.errors import CacheEvalError, InputError, warn
 from pipeline.core.writer import atomic_write
 from pipeline.harness.stateful import PROTOCOLS, is_store_lookup
 
@@ -149,6 +151,20 @@ def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any]
                      "Make it a function of the row, or give the class __call__ or decide")
 
 
+def registered_domains() -> tuple[str, ...] | None:
+    """The domain registry's names, so a row of an unknown domain is refused as the build refuses
+    it. The registry needs the pipeline's own stack (PyYAML); where that is not installed, scoring
+    still works and domains are checked for their form only (one warning says so)."""
+    try:
+        from domains import domain_names
+
+        return tuple(domain_names())
+    except ImportError as exc:
+        warn(f"the domain registry cannot be loaded here ({_one_line(exc)}), so domain names are checked for "
+             "their form only. Install the pipeline's requirements to check them against the registry")
+        return None
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write); a missing
     folder is the user's typo, so it is an error here rather than created."""
@@ -163,13 +179,15 @@ def run(args: argparse.Namespace) -> int:
     """Score the chosen cache, baseline or reference (through the evaluation-result cache), write the
     report, and apply the --max-fhr gate."""
     from pipeline.cli.scoring import choose_cache, gate, score, summary_line
-    from pipeline.harness import Report
+    from pipeline.harness import Report, load_bench
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
+    # The benchmark is checked against the row contract before any cache is imported or built.
+    rows = load_bench(args.bench, args.labels, domains=registered_domains())
     chosen = choose_cache(args, load_cache)
     try:
-        data, cached = score(args, chosen)
+        data, cached = score(args, chosen, rows)
     except Exception as exc:
         row_id = getattr(exc, "cacheeval_row_id", None)
         if row_id is None:  # not the cache's exception: a bug here, keep the traceback

@@ -49,9 +49,10 @@ def choose_cache(args: argparse.Namespace, load_cache: Callable[[str, str | None
     return Chosen(args.cache_name or name, protocol, subject, reference, tuple(sweep))
 
 
-def score(args: argparse.Namespace, chosen: Chosen) -> tuple[dict, bool]:
-    """`score_chosen` with the options of `cacheeval eval`."""
-    return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache)
+def score(args: argparse.Namespace, chosen: Chosen, rows: list | None = None) -> tuple[dict, bool]:
+    """`score_chosen` with the options of `cacheeval eval`, on `rows` when the benchmark is already loaded."""
+    return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache,
+                        rows=rows)
 
 
 def summary_line(data: dict) -> str:

@@ -6,12 +6,16 @@ with it). One module per job, read in this order:
 
 - `interface`: the published Row and Verdict (what a cache receives and returns), ROW_FIELDS,
   HARNESS_VERSION;
-- `load`: a benchmark JSONL file (and a withheld-labels file) into Rows, with file:line errors;
+- `jsonl` (the one strict reader of JSONL files: regular files, UTF-8 by line, unique keys, finite
+  numbers, a depth limit), `schema` (configs/row.schema.json applied with the standard library) and
+  `contract` (the row contract the build and `cacheeval validate` check, built on both);
+- `load`: a benchmark JSONL file (and a withheld-labels file) into Rows, after the contract check,
+  every problem on its own file:line line;
 - `evaluation`: the loop that asks the cache, times it and checks each verdict;
 - `metrics`: confusion matrix, Wilson intervals, breakdowns, latency, cost, the confidence sweep;
 - `report`: the Report object and its Markdown rendering;
-- `baselines` (reference caches), `cache` (the evaluation-result cache) and `contract` (the row
-  schema checks) build on these;
+- `baselines` (reference caches) and `cache` (the evaluation-result cache, keyed on the scored
+  cache's import closure from `closure`) build on these;
 - `scoring` (one cache scored through the result cache: `cacheeval eval` and the build's reference
   reports), `stateful` (store/lookup caches under the isolated and shared protocols), `sweep` (a threshold
   grid from per-row confidences), `compare` (McNemar's exact test on two reports) and

@@ -2,8 +2,10 @@
 schema cannot say (key order, the binary label's derivation, id uniqueness, id matching domain).
 
 Every problem of a file is reported, one line each: `error: <file>:<line>: <field>: <problem>.
-<how to fix>`; a line that is not JSON uses the field `<json>`. Unlike the harness, this module
-may use jsonschema.
+<how to fix>`; a line that is not JSON uses the field `<json>`. Standard library only: the schema is
+applied by pipeline.harness.schema and files are read by pipeline.harness.jsonl (regular files,
+UTF-8 by line, unique keys, finite numbers, a depth limit), so `cacheeval eval` checks a benchmark
+with exactly the rules the build and `cacheeval validate` use.
 
 The domains are not written in the schema file: they come from the domain registry, which this
 module does not import (the harness runs without the pipeline). Each entry point takes `domains`:
@@ -18,12 +20,13 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
-from pipeline.core.taxonomy import binary_label
-from pipeline.core.errors import InputError
-from pipeline.harness import ROW_FIELDS
 from pipeline.core.paths import ROW_SCHEMA
+from pipeline.core.taxonomy import binary_label
+from pipeline.harness.interface import ROW_FIELDS
+from pipeline.harness.jsonl import read_jsonl
+from pipeline.harness.schema import Validator
 
 _RANK = {name: i for i, name in enumerate(ROW_FIELDS)}
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number",
@@ -47,13 +50,22 @@ def row_schema(domains: Sequence[str] | None = None) -> dict:
 
 
 @lru_cache(maxsize=8)
-def _validator(domains: tuple[str, ...] | None) -> Any:
-    import jsonschema  # loaded on first use: importing the harness stays standard-library only
+def _validator(domains: tuple[str, ...] | None) -> Validator:
+    return Validator(row_schema(domains))
 
-    schema = row_schema(domains)
-    cls = jsonschema.Draft202012Validator
-    cls.check_schema(schema)
-    return cls(schema)
+
+class Problem(NamedTuple):
+    """One contract problem of one line: `field` is a field path or `<json>`, `kind` the schema
+    keyword or rule that failed (required, enum, type, order, binary_label, id_domain, duplicate_id,
+    json), `text` the `<field>: <problem>. <fix>` part of the line."""
+
+    line: int
+    field: str
+    kind: str
+    text: str
+
+    def render(self, filename: str) -> str:
+        return f"error: {filename}:{self.line}: {self.text}."
 
 
 def _json_type(value: Any) -> str:
@@ -67,9 +79,9 @@ def _path(parts: Iterable[Any]) -> str:
     return out
 
 
-def _schema_problems(row: dict, validator: Any) -> list[tuple[str, str]]:
-    """(field path, problem) for every schema violation of one row."""
-    out: list[tuple[str, str]] = []
+def _schema_problems(row: dict, validator: Validator) -> list[tuple[str, str, str]]:
+    """(field path, keyword, problem) for every schema violation of one row."""
+    out: list[tuple[str, str, str]] = []
     for err in validator.iter_errors(row):
         where = _path(err.absolute_path)
         kind, inst = err.validator, err.instance
@@ -78,26 +90,26 @@ def _schema_problems(row: dict, validator: Any) -> list[tuple[str, str]]:
             for name in err.validator_value:
                 if isinstance(inst, dict) and name not in inst:
                     field = f"{where}.{name}" if where else name
-                    out.append((field, "missing required field. Add it (every row has the 22 fields of BENCHMARK.md)"))
+                    out.append((field, kind, "missing required field. Add it (every row has the 22 fields of BENCHMARK.md)"))
         elif kind == "additionalProperties":
             allowed = err.schema.get("properties", {})
             for name in inst:
                 if name not in allowed:
                     field = f"{where}.{name}" if where else name
-                    out.append((field, "unknown field. Remove it, or declare it in configs/row.schema.json"))
+                    out.append((field, kind, "unknown field. Remove it, or declare it in configs/row.schema.json"))
         elif kind == "enum":
-            out.append((where, f"{inst!r} is not allowed. Use one of: {', '.join(map(str, err.validator_value))}"))
+            out.append((where, kind, f"{inst!r} is not allowed. Use one of: {', '.join(map(str, err.validator_value))}"))
         elif kind == "pattern":
             fix = "Use cb-<domain>-<4 digits>, e.g. cb-math-0007" if where == "id" else "Match the pattern"
-            out.append((where, f"{inst!r} does not match {err.validator_value}. {fix}"))
+            out.append((where, kind, f"{inst!r} does not match {err.validator_value}. {fix}"))
         elif kind == "type":
             want = err.validator_value
             want = " or ".join(want) if isinstance(want, list) else want
-            out.append((where, f"expected {want}, got {_json_type(inst)}. Fix the value's type"))
+            out.append((where, kind, f"expected {want}, got {_json_type(inst)}. Fix the value's type"))
         elif kind == "minLength":
-            out.append((where, "must not be empty. Write the text"))
+            out.append((where, kind, "must not be empty. Write the text"))
         else:
-            out.append((where, f"{err.message.splitlines()[0]}. Fix the value"))
+            out.append((where, kind, f"{err.message.splitlines()[0]}. Fix the value"))
     # A missing field is also "missing" for every later check, so each field says it once.
     seen, unique = set(), []
     for item in out:
@@ -107,17 +119,17 @@ def _schema_problems(row: dict, validator: Any) -> list[tuple[str, str]]:
     return unique
 
 
-def _order_problem(row: dict) -> tuple[str, str] | None:
+def _order_problem(row: dict) -> tuple[str, str, str] | None:
     keys = list(row)
     expected = [k for k in ROW_FIELDS if k in row] + [k for k in keys if k not in _RANK]
     for pos, (got, want) in enumerate(zip(keys, expected), 1):
         if got != want:
-            return (got, f"key out of order: key {pos} is '{got}', expected '{want}'. Write the 22 row keys "
+            return (got, "order", f"key out of order: key {pos} is '{got}', expected '{want}'. Write the 22 row keys "
                          "in BENCHMARK.md order, provenance fields after them")
     return None
 
 
-def _label_problem(row: dict, validator: Any) -> tuple[str, str] | None:
+def _label_problem(row: dict, validator: Validator) -> tuple[str, str, str] | None:
     label, method, given = row.get("label"), row.get("verification_method"), row.get("binary_label")
     v = validator.schema["properties"]
     if (label not in v["label"]["enum"] or method not in v["verification_method"]["enum"]
@@ -128,11 +140,11 @@ def _label_problem(row: dict, validator: Any) -> tuple[str, str] | None:
         return None
     why = ("policy_no_cache forces MISS" if method == "policy_no_cache"
            else "HIT exactly for EQUIV and PARA_SAFE")
-    return ("binary_label", f"'{given}' contradicts label '{label}' with verification_method '{method}' "
+    return ("binary_label", "binary_label", f"'{given}' contradicts label '{label}' with verification_method '{method}' "
                             f"({why}). Set it to '{want}'")
 
 
-def _id_domain_problem(row: dict, domains: tuple[str, ...] | None) -> tuple[str, str] | None:
+def _id_domain_problem(row: dict, domains: tuple[str, ...] | None) -> tuple[str, str, str] | None:
     rid, domain = row.get("id"), row.get("domain")
     if not isinstance(rid, str) or not isinstance(domain, str) or not rid.startswith(_ID_PREFIX):
         return None
@@ -142,30 +154,30 @@ def _id_domain_problem(row: dict, domains: tuple[str, ...] | None) -> tuple[str,
         return name in domains if domains is not None else DOMAIN_NAME.fullmatch(name) is not None
 
     if known(named) and known(domain) and named != domain:
-        return ("id", f"'{rid}' names domain '{named}' but the row's domain is '{domain}'. "
+        return ("id", "id_domain", f"'{rid}' names domain '{named}' but the row's domain is '{domain}'. "
                       f"Use cb-{domain}-<4 digits>")
     return None
 
 
-def validate_rows(rows: list[tuple[int, dict]], filename: str, *,
+def validate_rows(rows: list[tuple[int, Any]], filename: str, *,
                   domains: Sequence[str] | None = None) -> list[str]:
     """Every contract error of already parsed rows, given as (line number, object) pairs, against
     the registered `domains` (None: any lowercase domain name; see the module docstring).
 
     Returns one line per problem, `error: <file>:<line>: <field>: <problem>`, in line order."""
-    return [text for _, text in _row_errors(rows, filename, domains)]
+    return [p.render(filename) for p in row_problems(rows, domains)]
 
 
-def _row_errors(rows: list[tuple[int, dict]], filename: str,
-                domains: Sequence[str] | None) -> list[tuple[int, str]]:
+def row_problems(rows: list[tuple[int, Any]], domains: Sequence[str] | None = None) -> list[Problem]:
+    """Every contract problem of already parsed rows, in line order, then field order."""
     names = tuple(domains) if domains is not None else None
     validator = _validator(names)
-    out: list[tuple[int, int, int, str]] = []
+    out: list[tuple[int, int, int, Problem]] = []
     first_line: dict[str, int] = {}
     for lineno, row in rows:
         if not isinstance(row, dict):
-            out.append((lineno, -1, 0, f"<json>: expected a JSON object, got {_json_type(row)}. "
-                                       "Write one JSON object per line"))
+            out.append((lineno, -1, 0, Problem(lineno, "<json>", "json", f"<json>: expected a JSON object, got "
+                                               f"{_json_type(row)}. Write one JSON object per line")))
             continue
         problems = _schema_problems(row, validator)
         for found in (_order_problem(row), _label_problem(row, validator), _id_domain_problem(row, names)):
@@ -174,46 +186,37 @@ def _row_errors(rows: list[tuple[int, dict]], filename: str,
         rid = row.get("id")
         if isinstance(rid, str):
             if rid in first_line:
-                problems.append(("id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
-                                       "Give every row its own id"))
+                problems.append(("id", "duplicate_id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
+                                                       "Give every row its own id"))
             else:
                 first_line[rid] = lineno
-        for seq, (field, problem) in enumerate(problems):
+        for seq, (field, kind, problem) in enumerate(problems):
             top = field.split(".")[0].split("[")[0]
-            out.append((lineno, _RANK.get(top, len(_RANK)), seq, f"{field}: {problem}"))
+            out.append((lineno, _RANK.get(top, len(_RANK)), seq, Problem(lineno, field, kind, f"{field}: {problem}")))
     out.sort(key=lambda t: t[:3])
-    return [(lineno, f"error: {filename}:{lineno}: {text}.") for lineno, _, _, text in out]
+    return [p for *_, p in out]
+
+
+def file_problems(path: str | Path, *, domains: Sequence[str] | None = None) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    """((line, value) of every parsed line, every problem of the file), read by pipeline.harness.jsonl;
+    InputError if the file cannot be read at all."""
+    values, unreadable = read_jsonl(path)
+    return values, all_problems(values, unreadable, domains)
+
+
+def all_problems(values: list[tuple[int, Any]], unreadable: list[tuple[int, str]],
+                 domains: Sequence[str] | None = None) -> list[Problem]:
+    """The lines read_jsonl could not read and the contract problems of the others, in line order."""
+    problems = [Problem(line, "<json>", "json", text) for line, text in unreadable]
+    # A line is either unreadable or a value, so a stable sort by line keeps each row's own order.
+    return sorted(problems + row_problems(values, domains), key=lambda p: p.line)
 
 
 def check_file(path: str | Path, *, domains: Sequence[str] | None = None) -> tuple[int, list[str]]:
     """(number of rows, contract errors) of a JSONL file against the registered `domains` (None:
     any lowercase domain name); InputError if it cannot be read."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{name}: file not found. Pass the path of a benchmark JSONL file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name}: cannot read ({exc}). Pass a UTF-8 JSONL file") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last row
-    rows: list[tuple[int, dict]] = []
-    json_errors: list[tuple[int, str]] = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            json_errors.append((lineno, f"error: {name}:{lineno}: <json>: blank line. Remove it."))
-            continue
-        try:
-            rows.append((lineno, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            json_errors.append((lineno, f"error: {name}:{lineno}: <json>: invalid JSON: {exc.msg} "
-                                        f"(column {exc.colno}). Write one JSON object per line."))
-    if not lines:
-        json_errors.append((1, f"error: {name}:1: <json>: no rows. Write one JSON object per line."))
-    # A line is either unparsable or a row, so a stable sort by line number keeps each row's order.
-    errors = sorted(_row_errors(rows, name, domains) + json_errors, key=lambda e: e[0])
-    return len(rows), [text for _, text in errors]
+    values, problems = file_problems(path, domains=domains)
+    return len(values), [p.render(str(path)) for p in problems]
 
 
 def validate_file(path: str | Path, *, domains: Sequence[str] | None = None) -> list[str]:

@@ -1,91 +1,124 @@
-"""Reading a benchmark file into Rows, joining a withheld-labels file, and saying exactly which
-line is wrong when the input is not a benchmark."""
+"""Reading a benchmark file into Rows, joining a withheld-labels file, and refusing anything that
+breaks the row contract, with every problem on its own line.
+
+A benchmark is held to the same contract as the build's output (pipeline.harness.contract: the
+schema, the enums, the binary rule, unique ids, key order; pipeline.harness.jsonl: regular files,
+UTF-8 by line, unique keys, finite numbers, a depth limit). Problems raise BenchmarkInvalid, which
+the CLI prints as one `error: <file>:<line>: <what>. <how to fix>.` line per problem.
+"""
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, Sequence
 
 from pipeline.core.errors import InputError
+from pipeline.harness.contract import Problem, all_problems
 from pipeline.harness.interface import ROW_FIELDS, Row
+from pipeline.harness.jsonl import read_jsonl
+
+MAX_SHOWN = 50
+# What a split published without labels leaves out; their absence means "pass --labels".
+LABEL_FIELDS = ("label", "binary_label")
+_RANK = {name: i for i, name in enumerate(ROW_FIELDS)}
 
 
-def _read_jsonl(path: Any) -> list[tuple[int, dict]]:
-    """(line number, object) for every non-blank line; InputError naming file:line otherwise."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found. Pass the path of a benchmark JSONL file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({exc}). Pass a UTF-8 JSONL file") from None
-    out = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}). "
-                             "Write one JSON object per line") from None
+class BenchmarkInvalid(InputError):
+    """A benchmark (or labels) file breaks the contract. `problems` holds one line per problem,
+    `<file>:<line>: <what>. <how to fix>.`; the message is those lines (at most MAX_SHOWN), each
+    after the first prefixed `error: ` as the CLI prefixes the first."""
+
+    def __init__(self, problems: Sequence[str], path: str) -> None:
+        self.problems = list(problems)
+        shown = self.problems[:MAX_SHOWN]
+        if len(self.problems) > MAX_SHOWN:
+            shown.append(f"{path}: {len(self.problems) - MAX_SHOWN} more problems not shown. "
+                         f"Run `cacheeval validate {path}` to list them all.")
+        super().__init__("\nerror: ".join(shown))
+
+
+def _lines(filename: str, problems: list[Problem]) -> list[str]:
+    return [p.render(filename)[len("error: "):] for p in problems]
+
+
+def _index_labels(labels_path: Any) -> tuple[dict[str, tuple[int, dict]], list[str]]:
+    """(id -> (line, record), problems) of a labels file: JSONL records holding `id` and withheld fields."""
+    name = str(labels_path)
+    values, unreadable = read_jsonl(labels_path, "labels JSONL file")
+    problems = [f"{name}:{line}: {text}." for line, text in unreadable]
+    by_id: dict[str, tuple[int, dict]] = {}
+    for lineno, obj in values:
+        rid = obj.get("id") if isinstance(obj, dict) else None
         if not isinstance(obj, dict):
-            raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}. "
-                             "Write one JSON object per line")
-        out.append((lineno, obj))
-    return out
+            problems.append(f"{name}:{lineno}: <json>: expected a JSON object. Write one labels record per line.")
+        elif not isinstance(rid, str):
+            problems.append(f"{name}:{lineno}: id: labels record has no string 'id'. "
+                            "Give every labels record the id of its row.")
+        elif rid in by_id:
+            problems.append(f"{name}:{lineno}: id: duplicate id '{rid}' (first on line {by_id[rid][0]}). "
+                            "Keep one labels record per id.")
+        else:
+            by_id[rid] = (lineno, obj)
+    return by_id, problems
 
 
-def _index_labels(labels_path: Any) -> dict[str, dict]:
-    by_id: dict[str, dict] = {}
-    for lineno, obj in _read_jsonl(labels_path):
-        rid = obj.get("id")
-        if not isinstance(rid, str):
-            raise InputError(f"{labels_path}:{lineno}: labels record has no string 'id'. "
-                             "Give every labels record the id of its row")
-        if rid in by_id:
-            raise InputError(f"{labels_path}:{lineno}: duplicate id '{rid}'. Keep one labels record per id")
-        by_id[rid] = obj
-    return by_id
+def _join(row: dict, found: tuple[int, dict], where: str, labels_path: Any) -> tuple[dict, list[str]]:
+    """The row with the labels record's fields put in their contract position, and a problem per
+    field both files hold with different values."""
+    lab_line, lab = found
+    conflicts = [f"{where}: {k}: {row[k]!r} here but {v!r} in {labels_path}:{lab_line}. "
+                 "Use the labels file of the same benchmark version." for k, v in lab.items() if k in row and row[k] != v]
+    # Each withheld field goes before the first row field that follows it in the contract order, so an
+    # in-order row stays in order (and a row out of order is still reported as such).
+    pending = sorted((k for k in lab if k not in row), key=lambda k: _RANK.get(k, len(_RANK)))
+    merged: dict = {}
+    for key, value in row.items():
+        while pending and _RANK.get(pending[0], len(_RANK)) < _RANK.get(key, len(_RANK)):
+            withheld = pending.pop(0)
+            merged[withheld] = lab[withheld]
+        merged[key] = value
+    for key in pending:
+        merged[key] = lab[key]
+    return merged, conflicts
 
 
-def load_bench(path: Any, labels_path: Any = None) -> list[Row]:
-    """Read a benchmark JSONL file into Rows, in file order.
+def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | None = None) -> list[Row]:
+    """Read a benchmark JSONL file into Rows, in file order, after checking it against the row
+    contract with the registered `domains` (None: any lowercase domain name).
 
-    A test split published without labels is joined with `labels_path` (JSONL records holding
-    `id` and the withheld fields) by id; a field present in both files must agree. Every row needs
-    all 22 fields after the join; problems raise InputError naming file:line."""
-    labels = _index_labels(labels_path) if labels_path is not None else None
-    rows: list[Row] = []
-    seen: dict[str, int] = {}
-    for lineno, obj in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        rid = obj.get("id")
-        if not isinstance(rid, str) or not rid:
-            raise InputError(f"{where}: row has no string 'id'. Give every row its id")
-        if rid in seen:
-            raise InputError(f"{where}: duplicate id '{rid}' (first on line {seen[rid]}). Give every row its own id")
-        seen[rid] = lineno
-        if labels is not None and rid in labels:
-            obj = _join(obj, labels[rid], where, labels_path)
-        missing = [k for k in ROW_FIELDS if k not in obj]
-        if missing:
-            fix = ("Pass --labels with the labels file of this split" if labels is None and
-                   ("label" in missing or "binary_label" in missing) else
-                   "Add the fields (see configs/row.schema.json)")
-            raise InputError(f"{where}: row '{rid}' is missing {', '.join(missing)}. {fix}")
-        if obj["binary_label"] not in ("HIT", "MISS"):
-            raise InputError(f"{where}: binary_label is {obj['binary_label']!r}, expected 'HIT' or 'MISS'. "
-                             "Fix the row")
-        rows.append(Row.from_dict(obj))
-    if not rows:
-        raise InputError(f"{path}: no rows. Pass a benchmark JSONL file with at least one row")
-    return rows
+    A test split published without labels is joined with `labels_path` (JSONL records holding `id`
+    and the withheld fields) by id; a field present in both files must agree. BenchmarkInvalid
+    lists every problem (file:line each); InputError when a file cannot be read at all."""
+    name = str(path)
+    labels, problems = _index_labels(labels_path) if labels_path is not None else (None, [])
+    values, unreadable = read_jsonl(path)
+    if labels is not None:
+        joined = []
+        for lineno, obj in values:
+            rid = obj.get("id") if isinstance(obj, dict) else None
+            if isinstance(rid, str) and rid in labels:
+                obj, conflicts = _join(obj, labels[rid], f"{name}:{lineno}", labels_path)
+                problems += conflicts
+            joined.append((lineno, obj))
+        values = joined
+    found = all_problems(values, unreadable, domains)
+    if labels is None:
+        found = _unlabelled(found)
+    problems += _lines(name, found)
+    if problems:
+        raise BenchmarkInvalid(problems, name)
+    return [Row.from_dict(obj) for _, obj in values]
 
 
-def _join(row: dict, lab: dict, where: str, labels_path: Any) -> dict:
-    merged = dict(row)
-    for k, v in lab.items():
-        if k in merged and merged[k] != v:
-            raise InputError(f"{where}: {k} is {merged[k]!r} here but {v!r} in {labels_path}. "
-                             "Use the labels file of the same benchmark version")
-        merged[k] = v
-    return merged
+def _unlabelled(problems: list[Problem]) -> list[Problem]:
+    """Without a labels file, rows lacking a label field are a split published without labels: one
+    line says so (naming every field they lack) instead of one per missing field per row."""
+    lacking = {p.line for p in problems if p.kind == "required" and p.field in LABEL_FIELDS}
+    if not lacking:
+        return problems
+    withheld = {p.field for p in problems if p.kind == "required" and p.line in lacking}
+    fields = ", ".join(f for f in ROW_FIELDS if f in withheld)
+    first, n = min(lacking), len(lacking)
+    summary = Problem(first, fields, "required", f"{fields}: missing on {n} row{'s' if n != 1 else ''} (first on "
+                                                  f"line {first}): a split published without labels. Pass --labels "
+                                                  "with the labels file of this split")
+    kept = [p for p in problems if not (p.kind == "required" and p.line in lacking)]
+    return sorted([summary, *kept], key=lambda p: p.line)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 
 @dataclass
@@ -23,18 +23,21 @@ class Chosen:
 
 
 def score_chosen(chosen: Chosen, bench: str | Path, labels: str | Path | None = None, *, on_error: str = "miss",
-                 use_cache: bool = True, store: Any = None) -> tuple[dict, bool]:
+                 use_cache: bool = True, store: Any = None, rows: list | None = None,
+                 domains: Sequence[str] | None = None) -> tuple[dict, bool]:
     """(report dict, served from the result cache). The key covers the benchmark, the cache's code
     and declared model snapshot and settings (a reference's threshold and weights' sha256), the
     protocol, the reference name, the harness and these options. `store` is an EvalCache (default:
-    the one under the cache root)."""
+    the one under the cache root). `rows`: the benchmark already loaded (and so checked against the
+    contract) by the caller; otherwise it is loaded here, with the registered `domains` if given."""
     from pipeline.core.hashing import file_sha256
     from pipeline.harness import evaluate, load_bench
     from pipeline.harness.cache import EvalCache
     from pipeline.harness.stateful import ProtocolRun, pair_protocol
     from pipeline.harness.sweep import grid_sweep
 
-    rows = load_bench(bench, labels)
+    if rows is None:
+        rows = load_bench(bench, labels, domains=domains)
     if store is None:
         store = EvalCache()  # $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval (pipeline.core.settings)
     config = {"on_error": on_error, "cache_name": chosen.name,

@@ -216,8 +216,9 @@ def test_labels_file_is_joined(tmp_path, capsys):
     assert json.loads(js.read_text(encoding="utf-8"))["confusion"] == {"tp": 2, "fp": 1, "fn": 2, "tn": 5}
     code = main(["eval", "--bench", str(public), "--baseline", "exact_match"])
     assert code == 1
-    assert capsys.readouterr().err == (f"error: {public}:1: row 'cb-math-0001' is missing label, binary_label. "
-                                       "Pass --labels with the labels file of this split\n")
+    assert capsys.readouterr().err == (f"error: {public}:1: label, binary_label: missing on 10 rows (first on line 1): "
+                                       "a split published without labels. Pass --labels with the labels file of this "
+                                       "split.\n")
 
 
 def test_eval_result_cache_serves_a_repeat_and_no_cache_reruns(tmp_path, monkeypatch, capsys):
