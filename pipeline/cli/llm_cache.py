@@ -1,7 +1,8 @@
 """`cacheeval llm-cache stats [--json]` and `cacheeval llm-cache evict [--older-than DAYS]`.
 
-The store is `--url` (PostgreSQL), else `--db` (an SQLite file), else configs/llm.yaml
-(PostgreSQL when its `postgres_url_env` variable is set, else `cache.sqlite_path`).
+The store is `--url` (PostgreSQL), else `--db` (an existing SQLite file: a folder or a missing
+path is a one-line error), else configs/llm.yaml (PostgreSQL when its `postgres_url_env`
+variable is set, else `cache.sqlite_path`).
 """
 from __future__ import annotations
 
@@ -40,6 +41,27 @@ def _format(stats: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_db(db: str, default: object) -> None:
+    """A --db the user names must be an existing regular file: inspecting a cache must neither create
+    one at a mistyped path nor set a folder (or a FIFO) aside as a damaged cache."""
+    import os
+    import stat
+
+    from pipeline.core.errors import InputError
+
+    fix = f"Pass the LLM cache's SQLite file (configured: {default})"
+    try:
+        mode = os.stat(db).st_mode
+    except FileNotFoundError:
+        raise InputError(f"--db {db}: no such file. {fix}") from None
+    except OSError as exc:
+        raise InputError(f"--db {db}: cannot read ({exc.strerror or exc}). {fix}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"--db {db}: is a folder, not an SQLite file. {fix}")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"--db {db}: is not a regular file. {fix}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the store, then print its stats or evict old entries."""
     from pipeline.core.errors import InputError
@@ -48,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_llm_config()
     url = args.url or (None if args.db else config.postgres_url())
+    if args.db and not args.url:
+        _check_db(args.db, config.sqlite_path)
     store = open_store(args.db or config.sqlite_path, url)
     try:
         if args.llm_cache_command == "stats":

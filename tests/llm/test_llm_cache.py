@@ -324,6 +324,29 @@ def test_cli_stats_json_and_evict(tmp_path, clock, capsys):
     assert capsys.readouterr().err.startswith("error: --older-than -1.0: negative age.")
 
 
+@pytest.mark.parametrize("action", ["stats", "evict"])
+@pytest.mark.parametrize("kind", ["folder", "missing", "fifo"])
+def test_cli_db_that_is_not_a_cache_file_is_one_line(tmp_path, capsys, action, kind):
+    # Issue #12: `llm-cache stats --db DIR` gave a traceback (later: moved the folder aside as a
+    # damaged cache and made a new file in its place). A --db that is not a file is left as it is.
+    db = tmp_path / "given"
+    if kind == "folder":
+        db.mkdir()
+        (db / "keep.txt").write_text("mine", encoding="utf-8")
+    elif kind == "fifo":
+        import os
+
+        os.mkfifo(db)
+    assert cli.main(["llm-cache", action, "--db", str(db)]) == 1
+    out, err = capsys.readouterr()
+    what = {"folder": "is a folder, not an SQLite file", "missing": "no such file", "fifo": "is not a regular file"}[kind]
+    assert out == "" and err.startswith(f"error: --db {db}: {what}. Pass the LLM cache's SQLite file (configured: ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if kind == "missing" else ["given"])
+    if kind == "folder":
+        assert (db / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
 # ---------------------------------------------------------------------------------------- providers
 
 def test_llama_cpp_identity_is_the_gguf_sha256_and_checked_against_the_pin(tmp_path):
