@@ -5,18 +5,24 @@ Layers (each recorded in `SandboxResult.isolation`, so a report shows what held)
   minimal environment;
 - resource limits set in the child before exec (`resource.setrlimit`): CPU seconds, address
   space, file size, open files, number of processes, no core files;
-- as root with `unshare` and `setpriv` on the machine: a new network namespace (no interfaces up,
-  so no route anywhere), a new PID namespace whose death kills every descendant, and the code
-  runs as user `nobody`, so RLIMIT_NPROC is enforced (root ignores it);
-- inside Python, an audit hook (installed before the code runs, and impossible to remove) that
-  blocks sockets, process creation, ctypes and writes outside the folder; inside Node, the
-  permission model (no child processes, writes only inside the folder);
+- operating-system isolation that does not depend on the code's good will (domains.verify.isolation,
+  bubblewrap): a private mount namespace in which only /usr (read-only), the interpreter and the
+  work folder exist, so the project, the corpora and every home directory are not there to read
+  or write; an empty /tmp it cannot write; a network namespace with loopback only; a PID
+  namespace whose death kills every descendant; and, as root, user `nobody` with no capabilities,
+  so RLIMIT_NPROC is enforced (root ignores it);
+- inside Python, an audit hook (installed before the code runs) that blocks sockets, process
+  creation, ctypes and writes outside the folder; inside Node, the permission model (no child
+  processes, writes only inside the folder). Code can switch these off (a frame walk reaches the
+  hook's globals); the layers above still hold, and a test does exactly that;
 - a wall-clock timeout that kills the whole process group, and output captured and truncated.
 
 `run()` never raises for anything the code does: every escape attempt, crash or timeout comes back
-as a `SandboxResult` with a status. Results are memoised in-process by sha256 of
-(code, tests, language, SANDBOX_VERSION, limits), because the same reference pair is checked by
-many candidates.
+as a `SandboxResult` with a status. It raises SandboxUnavailable, before running anything, when
+the machine cannot provide the isolation (no bwrap, no namespaces): fail closed. Results are
+memoised in-process by sha256 of (code, tests, language, SANDBOX_VERSION, limits), because the same
+reference pair is checked by many candidates; across processes by that key, the interpreter's and
+Node's versions and the jail's identity.
 """
 from __future__ import annotations
 
@@ -33,10 +39,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
-SANDBOX_VERSION = "1"
+from domains.verify import isolation
+from domains.verify.isolation import NOBODY, SandboxUnavailable
+
+SANDBOX_VERSION = "2"  # 2: bubblewrap jail (mount, PID, network namespaces), fail closed without it
 LANGUAGES = ("python", "javascript")
-NOBODY = 65534
 BLOCK_MARK = "SANDBOX-BLOCKED"
+__all__ = ["LANGUAGES", "Limits", "SandboxResult", "SandboxUnavailable", "cache_key", "clear_cache", "run"]
 
 
 @dataclass(frozen=True)
@@ -136,11 +145,6 @@ _NODE_FLAGS = ("--experimental-permission", "--allow-fs-read=*", "--no-warnings"
 _CACHE: dict[str, SandboxResult] = {}
 
 
-def _have_namespaces() -> bool:
-    return (os.geteuid() == 0 and shutil.which("unshare") is not None
-            and shutil.which("setpriv") is not None and sys.platform.startswith("linux"))
-
-
 def _preexec(limits: Limits, memory: int):
     def apply() -> None:
         # Runs in the child between fork and exec: only async-signal-safe-ish work here.
@@ -155,27 +159,25 @@ def _preexec(limits: Limits, memory: int):
     return apply
 
 
-def _command(language: str, workdir: str, guard: bool) -> tuple[list[str], tuple[str, ...]]:
+def _command(language: str, workdir: str, guard: bool) -> tuple[list[str], tuple[str, ...], dict[str, str]]:
+    """The jailed command for `language`, the layers that hold, and environment it needs."""
     layers = ["process", "tmp_cwd", "rlimits", "wall_timeout"]
     if language == "python":
         # The base interpreter: the sandbox needs the standard library only, never the venv.
         exe = getattr(sys, "_base_executable", None) or sys.executable
-        inner = [exe, "-I", "-B", "guard.py" if guard else "main.py"]
+        args = ["-I", "-B", "guard.py" if guard else "main.py"]
         layers += ["audit_hook"] if guard else []
     elif language == "javascript":
-        node = shutil.which("node")
-        if node is None:
+        exe = shutil.which("node")
+        if exe is None:
             raise FileNotFoundError("node")
         flags = [*_NODE_FLAGS, f"--allow-fs-write={workdir}"] if guard else []
-        inner = [node, *flags, "--max-old-space-size=256", "main.js"]
+        args = [*flags, "--max-old-space-size=256", "main.js"]
         layers += ["node_permissions"] if guard else []
     else:
         raise ValueError(f"unsupported language {language!r}; use one of {', '.join(LANGUAGES)}")
-    if _have_namespaces():
-        prefix = ["unshare", "--net", "--pid", "--fork", "--kill-child",
-                  "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
-        return prefix + inner, tuple(layers + ["netns", "pidns", "uid_nobody"])
-    return inner, tuple(layers)
+    jail = isolation.jail(workdir, exe)
+    return [*jail.argv, *args], tuple(layers) + jail.layers, jail.env
 
 
 def _truncate(data: bytes, limit: int) -> str:
@@ -191,7 +193,8 @@ def cache_key(code: str, tests: str, language: str, limits: Limits) -> str:
 def run(code: str, tests: str, language: str, limits: Limits = Limits(), use_cache: bool = True,
         guard: bool = True) -> SandboxResult:
     """Run `code` followed by `tests` (one program; exit status 0 means the tests passed) in the
-    sandbox and report what happened. Never raises for anything the code does. `guard=False`
+    sandbox and report what happened. Never raises for anything the code does; raises
+    SandboxUnavailable when this machine cannot isolate the run (nothing is run then). `guard=False`
     leaves out the in-language guard (audit hook / Node permissions): only tests use it, to show
     that the operating-system layers hold on their own."""
     key = cache_key(code, tests, language, limits) + ("" if guard else ":noguard")
@@ -220,8 +223,22 @@ def _persistent_path() -> str:
 
 
 def _persistent_key(key: str) -> str:
-    # The interpreter and Node versions can change a verdict, so they are part of the key.
-    return hashlib.sha256(f"{key}|{sys.version}|{shutil.which('node') or ''}".encode()).hexdigest()
+    # The interpreter, Node and the jail can change a verdict, so they are part of the key.
+    return hashlib.sha256(f"{key}|{sys.version}|{_node_version()}|{isolation.identity()}".encode()).hexdigest()
+
+
+_NODE: list[str] = []
+
+
+def _node_version() -> str:
+    if not _NODE:
+        node = shutil.which("node")
+        try:
+            out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10) if node else None
+            _NODE.append(f"{os.path.realpath(node)} {out.stdout.strip()}" if out else "")
+        except (OSError, subprocess.SubprocessError):
+            _NODE.append(node or "")
+    return _NODE[0]
 
 
 # One connection per process and file, opened (and checked) on first use; fail safe like every
@@ -271,7 +288,7 @@ def _run_uncached(code: str, tests: str, language: str, limits: Limits, guard: b
     workdir = tempfile.mkdtemp(prefix="cacheeval-sbx-")
     try:
         try:
-            cmd, layers = _command(language, workdir, guard)
+            cmd, layers, jail_env = _command(language, workdir, guard)
         except (FileNotFoundError, ValueError) as exc:
             return SandboxResult("error", None, "", f"cannot run {language}: {exc}", 0.0)
         main = "main.py" if language == "python" else "main.js"
@@ -284,7 +301,8 @@ def _run_uncached(code: str, tests: str, language: str, limits: Limits, guard: b
             for name in os.listdir(workdir) + [""]:
                 os.chown(os.path.join(workdir, name), NOBODY, NOBODY)
         memory = limits.node_memory_bytes if language == "javascript" else limits.memory_bytes
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": workdir}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": workdir, "TMPDIR": workdir,
+               **jail_env}
         return _execute(cmd, layers, workdir, env, limits, memory, started)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -313,9 +331,8 @@ def _execute(cmd: list[str], layers: tuple[str, ...], workdir: str, env: Mapping
     if not blocked and "ERR_ACCESS_DENIED" in stderr:
         blocked = ("node_permission",)
     rc = proc.returncode
-    # unshare re-raises its child's fatal signal and may only manage to complain about it: a line
-    # of its own on stderr means the child died of a signal (a CPU or memory limit).
-    wrapper_noise = any(line.startswith("unshare: ") for line in stderr.splitlines())
+    # A line of the jail's own on stderr means the program died of a signal (a CPU or memory limit).
+    wrapper_noise = any(line.startswith(("bwrap: ", "setpriv: ")) for line in stderr.splitlines())
     if timed_out:
         status = "timeout"
     elif blocked:

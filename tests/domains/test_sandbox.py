@@ -53,12 +53,11 @@ def test_fork_bomb_is_blocked_by_guard():
     assert took < 3 and _no_stray(tag)
 
 
-@pytest.mark.skipif(not sandbox._have_namespaces(), reason="needs root, unshare and setpriv")
 def test_fork_bomb_is_stopped_by_process_limit_without_guard():
     tag = f"forkbomb_{uuid.uuid4().hex[:8]}"
     res, took = _fresh(f"# {tag}\nimport os\nwhile True:\n    os.fork()", guard=False)
     assert res.status in ("limit", "failed", "timeout") and not res.passed
-    assert "uid_nobody" in res.isolation and "pidns" in res.isolation
+    assert ("uid_nobody" in res.isolation or "userns" in res.isolation) and "pidns" in res.isolation
     time.sleep(0.2)
     assert _no_stray(tag)
     assert took < FAST.wall_seconds + 2
@@ -74,7 +73,6 @@ def test_socket_connect_is_blocked():
     assert res.status == "blocked" and "connected" not in res.stdout
 
 
-@pytest.mark.skipif(not sandbox._have_namespaces(), reason="needs root, unshare and setpriv")
 def test_network_namespace_has_no_route_even_without_guard():
     res, _ = _fresh("import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('1.1.1.1', 53))\nprint('connected')",
                     guard=False)
