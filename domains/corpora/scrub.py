@@ -198,8 +198,21 @@ def _email(m: re.Match) -> str | None:
     return "[EMAIL]"
 
 
-def _hex(m: re.Match) -> str:
-    return "[CRYPTO_ADDRESS]" if len(m.group(0)) == 42 and m.group(0)[:2].lower() == "0x" else "[SECRET]"
+def _hex(m: re.Match) -> str | None:
+    """A long hex string (hash, key, token) or an Ethereum address; a run of decimal digits only
+    (a binary string, a big number) is not one."""
+    value = m.group(0)
+    if value[:2].lower() == "0x":
+        return "[CRYPTO_ADDRESS]" if len(value) == 42 else "[SECRET]"
+    return "[SECRET]" if re.search(r"[A-Fa-f]", value) else None
+
+
+def _url_credentials(m: re.Match) -> str | None:
+    """scheme://user:password@host, unless the credentials are template variables ($USER, {pw})."""
+    userinfo = m.group(0).split("://", 1)[1].rsplit("@", 1)[0]
+    if all(part[:1] in "$%{<" or part in ("", "...", "***") for part in userinfo.split(":", 1)):
+        return None
+    return "[URL_WITH_CREDENTIALS]"
 
 
 def _random_run(m: re.Match) -> str | None:
@@ -255,7 +268,7 @@ def _crypto(m: re.Match) -> str | None:
 
 
 _REPLACEMENTS: dict[str, Repl] = {
-    "private_key": "[SECRET]", "url_credentials": "[URL_WITH_CREDENTIALS]", "url_secret_param": _url_param,
+    "private_key": "[SECRET]", "url_credentials": _url_credentials, "url_secret_param": _url_param,
     "email": _email, "webhook": "[SECRET]", "api_key": "[API_KEY]", "token": "[TOKEN]", "jwt": "[TOKEN]",
     "bearer_token": _bearer, "auth_header": lambda m: m.group(1) + "[TOKEN]",
     "connection_secret": lambda m: m.group(1) + "[SECRET]",

@@ -202,6 +202,8 @@ ORDINARY: list[str] = [
     "Flight LH 400 departs at 10:05 from gate B44",
     "regex ^\\d{3}-\\d{2}-\\d{4}$ validates what format?",
     "What is the capital of France?",
+    "Compress this bit string: 100101101101101010011110101110011001101010101011111111",
+    'RABBITMQ_DSN="amqp://$RABBITMQ_USER:$RABBITMQ_PASS@$RABBITMQ_HOST:5672/" is not expanded, why?',
 ]
 
 
