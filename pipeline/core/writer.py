@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
@@ -43,10 +44,35 @@ def jsonl_bytes(rows: Iterable[dict], sort_by_id: bool = True) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (os.umask can only be read
+    by setting it, which races with other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    """What open(path, "wb") would leave: an existing file keeps its mode, a new one gets 0666 less
+    the umask (mkstemp creates its file 0600, readable by the owner only)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

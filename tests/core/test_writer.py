@@ -1,5 +1,8 @@
-"""Byte-stable writer: plain types only, schema key order, sorted ids, atomic files."""
+"""Byte-stable writer: plain types only, schema key order, sorted ids, atomic files with the modes
+open() would give."""
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -44,3 +47,24 @@ def test_atomic_write_leaves_no_partial_file(tmp_path):
     with pytest.raises(TypeError):
         atomic_write(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_atomic_write_gives_a_new_file_the_mode_open_would(tmp_path):
+    # mkstemp creates 0600; a written output must be readable like any file the user creates
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "new.jsonl", b"x\n")
+        os.umask(0o077)
+        atomic_write(tmp_path / "private.jsonl", b"x\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new.jsonl").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "private.jsonl").stat().st_mode) == 0o600
+
+
+def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    atomic_write(target, b"new")
+    assert target.read_bytes() == b"new" and stat.S_IMODE(target.stat().st_mode) == 0o640
