@@ -6,6 +6,7 @@ from collections import Counter
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
 from assets.groups import ASSEMBLY
+from pipeline import asset_metadata as show
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 from pipeline.stages import assembly as out
@@ -17,13 +18,19 @@ from pipeline.stages.values import SelectedRows, Similarities
 
 
 @asset(group_name=ASSEMBLY)
-def cachebench(selected_rows: SelectedRows, row_difficulty: DifficultyResult) -> Output[list[dict]]:
+def cachebench(build: BuildSettings, selected_rows: SelectedRows, row_similarities: Similarities,
+               row_difficulty: DifficultyResult) -> Output[list[dict]]:
     """The benchmark rows in schema key order, sorted by id, with difficulty and provenance."""
     rows = out.assemble_rows(list(selected_rows.rows), vars(row_difficulty))
-    cells = Counter(f"{r['domain']}/{r['label']}" for r in rows)
-    return Output(rows, metadata={"rows": len(rows), "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in rows))),
-                                  "binary": MetadataValue.json(dict(Counter(r["binary_label"] for r in rows))),
-                                  "cells": MetadataValue.json(dict(sorted(cells.items())))})
+    profile = load_profile(build.profile)
+    return Output(rows, metadata={
+        "rows": len(rows), "profile": profile.name,
+        "rows_per_cell": show.cells_table(((r["domain"], r["label"]) for r in rows), profile.labels),
+        "construction_methods": show.method_mix(rows),
+        "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in rows))),
+        "binary": MetadataValue.json(dict(Counter(r["binary_label"] for r in rows))),
+        **show.kappa(row_difficulty.kappa, row_similarities.members, row_similarities.held_out),
+        "preview": show.rows_preview(rows)})
 
 
 def _invariant_check(name: str, description: str) -> AssetChecksDefinition:
@@ -44,22 +51,24 @@ INVARIANT_CHECKS = [_invariant_check(name, desc) for name, desc in out.INVARIANT
 
 @asset(group_name=ASSEMBLY)
 def benchmark_files(build: BuildSettings, cachebench: list[dict]) -> Output[dict[str, str]]:
-    """outputs/cachebench.jsonl and the splits (test published without labels, labels apart)."""
+    """cachebench.jsonl and the splits in the output folder (test published without labels, labels apart)."""
     written = out.write_benchmark(build.outputs, cachebench)
-    return Output(written, metadata={"files": MetadataValue.json(sorted(written))})
+    return Output(written, metadata=show.files_written(build.outputs, written, build.profile))
 
 
 @asset(group_name=ASSEMBLY)
 def calibration_report(build: BuildSettings, selected_rows: SelectedRows, row_similarities: Similarities,
                        row_difficulty: DifficultyResult) -> Output[dict[str, str]]:
-    """outputs/reports/calibration.md: per-model thresholds, agreement, kappa, and a similarity plot."""
+    """reports/calibration.md in the output folder: per-model thresholds, agreement, kappa, similarity plot."""
     written = out.write_calibration(build.outputs, list(selected_rows.rows), vars(row_similarities),
                                     vars(row_difficulty))
-    return Output(written, metadata={"kappa": round(row_difficulty.kappa, 4), "files": MetadataValue.json(sorted(written))})
+    kappa = show.kappa(row_difficulty.kappa, row_similarities.members, row_similarities.held_out)
+    return Output(written, metadata={**kappa, **show.files_written(build.outputs, written, build.profile)})
 
 
 @asset(group_name=ASSEMBLY)
 def baseline_reports(build: BuildSettings, cachebench: list[dict]) -> Output[dict[str, str]]:
     """Reports of the reference baselines (always_miss, always_hit, exact_match) on the benchmark."""
     written, headline = out.write_baselines(build.outputs, cachebench)
-    return Output(written, metadata={"headline": MetadataValue.json(headline)})
+    return Output(written, metadata={"headline": MetadataValue.json(headline),
+                                     **show.files_written(build.outputs, written, build.profile)})

@@ -4,6 +4,7 @@ cache) scored on the benchmark just built, as outputs/reports/references.{md,jso
 from dagster import MetadataValue, Output, asset
 
 from assets.groups import EVALUATION
+from pipeline import asset_metadata as show
 from pipeline.resources import BuildSettings
 from pipeline.stages import assembly as out
 
@@ -16,11 +17,12 @@ def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> 
     from pipeline.stages.reference_reports import reference_files, score_references
 
     if not load_profile(build.profile).reference_caches:
-        return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false"})
+        return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false",
+                                    **show.files_written(build.outputs, {}, build.profile)})
     result = score_references(build.outputs / out.BENCH, domain_names())
     written = out.write_files(build.outputs, reference_files(result))
     headline = {r["configuration"]: {k: (None if r[k] is None else round(r[k], 4))
                                       for k in ("f1", "fhr", "adversarial_fhr", "precision", "recall")}
                 for r in result["table"]}
     return Output(written, metadata={"headline": MetadataValue.json(headline),
-                                     "files": MetadataValue.json(sorted(written))})
+                                     **show.files_written(build.outputs, written, build.profile)})

@@ -1,8 +1,11 @@
-"""candidate_rows: every generator of one domain (a partition per registered domain)."""
+"""candidate_rows: every generator of one domain (a partition per registered domain).
+
+A run may cover several domains (BackfillPolicy.single_run: the UI's build_dataset job covers all);
+pipeline.partitions stores each domain's record as its own partition either way."""
 
 from collections import Counter
 
-from dagster import AssetExecutionContext, MetadataValue, Output, StaticPartitionsDefinition, asset
+from dagster import AssetExecutionContext, MetadataValue, StaticPartitionsDefinition
 
 from assets.groups import GENERATION
 from domains import domain_names
@@ -10,30 +13,35 @@ from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
 from domains.check import generate
 from pipeline.core.config import load_profile
+from pipeline.partitions import for_each_domain, per_domain, per_domain_asset
 from pipeline.resources import BuildSettings
 from pipeline.stages.values import DomainCandidates, MinedPairs
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
+CANDIDATES = per_domain(DomainCandidates, "candidate_rows")
 
 
-@asset(partitions_def=DOMAIN_PARTITIONS, group_name=GENERATION)
-def candidate_rows(context: AssetExecutionContext, build: BuildSettings,
-                   mined_pairs: MinedPairs) -> Output[DomainCandidates]:
+@per_domain_asset(DOMAIN_PARTITIONS, group_name=GENERATION, dagster_type=CANDIDATES)
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_pairs: MinedPairs):
     """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
-    domain = context.partition_key
     profile = load_profile(build.profile)
-    ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                     datasets=build.datasets(), llm=build.llm(), mined=mined_pairs.for_generators())
-    generated, drops = generate(domain, ctx)
-    cands, per = [], Counter()
-    for c in generated:
-        if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it
-            drops[f"non_commercial_licence:{c.source}"] += 1
-            continue
-        cands.append(c)
-        per[f"{c.label}/{c.construction_method}"] += 1
-    return Output(
-        DomainCandidates(domain, tuple(cands), dict(drops)),
-        metadata={"candidates": len(cands), "per_label_method": MetadataValue.json(dict(sorted(per.items()))),
-                  "drops": MetadataValue.json(dict(sorted(drops.items())))},
-    )
+
+    def one(domain: str) -> tuple[DomainCandidates, dict]:
+        ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
+                         datasets=build.datasets(), llm=build.llm(), mined=mined_pairs.for_generators())
+        generated, drops = generate(domain, ctx)
+        cands, per = [], Counter()
+        for c in generated:
+            if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it
+                drops[f"non_commercial_licence:{c.source}"] += 1
+                continue
+            cands.append(c)
+            per[f"{c.label}/{c.construction_method}"] += 1
+        methods = Counter(c.construction_method for c in cands)
+        return DomainCandidates(domain, tuple(cands), dict(drops)), {
+            "candidates": len(cands), "profile": profile.name,
+            "construction_methods": MetadataValue.json(dict(sorted(methods.items()))),
+            "per_label_method": MetadataValue.json(dict(sorted(per.items()))),
+            "drops": MetadataValue.json(dict(sorted(drops.items())))}
+
+    return for_each_domain(context, one)

@@ -2,9 +2,10 @@
 explicit Arrow types, and a dataset card generated from this build)."""
 import json
 
-from dagster import MetadataValue, Output, asset
+from dagster import Output, asset
 
 from assets.groups import PUBLICATION
+from pipeline import asset_metadata as show
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 from pipeline.stages import assembly as out
@@ -14,7 +15,7 @@ from pipeline.stages.difficulty import DifficultyResult
 @asset(group_name=PUBLICATION)
 def hf_dataset(build: BuildSettings, cachebench: list[dict], row_difficulty: DifficultyResult,
                baseline_reports: dict[str, str], reference_reports: dict[str, str]) -> Output[dict[str, str]]:
-    """outputs/hf/: Parquet per split (test labels apart) and the dataset card, for `datasets`."""
+    """hf/ in the output folder: Parquet per split (test labels apart) and the dataset card, for `datasets`."""
     from domains import domain_names
     from pipeline.stages.hf_dataset import hf_files
 
@@ -30,4 +31,4 @@ def hf_dataset(build: BuildSettings, cachebench: list[dict], row_difficulty: Dif
     bits = {"profile": profile.name, "kappa": f"{row_difficulty.kappa:.3f}"}
     written = out.write_files(build.outputs, hf_files(cachebench, splits, profile.labels, domain_names(), bits,
                                                       baselines, references))
-    return Output(written, metadata={"files": MetadataValue.json(sorted(written))})
+    return Output(written, metadata=show.files_written(build.outputs, written, profile.name))

@@ -6,6 +6,7 @@ from collections import Counter
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
 from assets.groups import SELECTION
+from pipeline import asset_metadata as show
 from domains import domain_names
 from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
@@ -26,6 +27,8 @@ def selected_rows(build: BuildSettings, verified_rows: dict[str, VerifiedRows]) 
     return Output(
         value,
         metadata={"profile": profile.name, "rows": len(sel.rows), "expected_rows": profile.total,
+                  "rows_per_cell": show.cells_table(((r.candidate.domain, r.candidate.label) for r in sel.rows),
+                                                    profile.labels, profile.matrix),
                   "short_cells": MetadataValue.json({f"{d}/{lab}": n for (d, lab), n in sorted(sel.shortfalls.items())}),
                   "construction_methods": MetadataValue.json(dict(sorted(methods.items())))},
     )

@@ -1,39 +1,47 @@
 """verified_rows: each candidate through its verifier, then de-duplication (one partition per domain).
 
 A verifier that raises is a bug in the verifier, not a reason to drop the row: the asset fails,
-naming the verifier and the candidate, instead of letting the build come up short of quota."""
+naming the verifier and the candidate, instead of letting the build come up short of quota. A run may
+cover several domains (see assets/generation.py)."""
 
 from collections import Counter
 
-from dagster import AssetExecutionContext, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, AssetIn, MetadataValue
 
-from assets.generation import DOMAIN_PARTITIONS
+from assets.generation import CANDIDATES, DOMAIN_PARTITIONS
 from assets.groups import VERIFICATION
 from domains.base import Candidate
 from domains.check import verify_candidates
 from pipeline.core.errors import BuildError
-from pipeline.stages.values import DomainCandidates, VerifiedRows
+from pipeline.partitions import by_domain, for_each_domain, per_domain, per_domain_asset
+from pipeline.stages.values import VerifiedRows
 
 # The reason domains.verify.verify gives a candidate whose verifier raised ("verifier_error:<exception>").
 VERIFIER_ERROR = "verifier_error:"
+VERIFIED = per_domain(VerifiedRows, "verified_rows")
 
 
-@asset(partitions_def=DOMAIN_PARTITIONS, group_name=VERIFICATION)
-def verified_rows(context: AssetExecutionContext, candidate_rows: DomainCandidates) -> Output[VerifiedRows]:
+@per_domain_asset(DOMAIN_PARTITIONS, group_name=VERIFICATION, dagster_type=VERIFIED,
+                  ins={"candidate_rows": AssetIn(dagster_type=CANDIDATES)})
+def verified_rows(context: AssetExecutionContext, candidate_rows):
     """Candidates whose label their domain's deterministic verifier confirms; drops counted by reason."""
-    kept, ver_drops = verify_candidates(list(candidate_rows.candidates))
-    if any(VERIFIER_ERROR in reason for reason in ver_drops):
-        raise BuildError(verifier_crashes(candidate_rows.domain, candidate_rows.candidates))
-    drops = Counter({f"generation:{k}": v for k, v in candidate_rows.drops.items()})
-    drops.update(ver_drops)
-    tiers = Counter(outcome.tier for _, outcome in kept)
-    per_label = Counter(c.label for c, _ in kept)
-    return Output(
-        VerifiedRows(candidate_rows.domain, tuple(kept), dict(drops)),
-        metadata={"verified": len(kept), "per_label": MetadataValue.json(dict(sorted(per_label.items()))),
-                  "tiers": MetadataValue.json(dict(sorted(tiers.items()))),
-                  "drops": MetadataValue.json(dict(sorted(drops.items())))},
-    )
+    domains = by_domain(candidate_rows)
+
+    def one(domain: str) -> tuple[VerifiedRows, dict]:
+        cands = domains[domain]
+        kept, ver_drops = verify_candidates(list(cands.candidates))
+        if any(VERIFIER_ERROR in reason for reason in ver_drops):
+            raise BuildError(verifier_crashes(domain, cands.candidates))
+        drops = Counter({f"generation:{k}": v for k, v in cands.drops.items()})
+        drops.update(ver_drops)
+        tiers = Counter(outcome.tier for _, outcome in kept)
+        per_label = Counter(c.label for c, _ in kept)
+        return VerifiedRows(domain, tuple(kept), dict(drops)), {
+            "verified": len(kept), "per_label": MetadataValue.json(dict(sorted(per_label.items()))),
+            "tiers": MetadataValue.json(dict(sorted(tiers.items()))),
+            "drops": MetadataValue.json(dict(sorted(drops.items())))}
+
+    return for_each_domain(context, one)
 
 
 def verifier_crashes(domain: str, candidates: tuple[Candidate, ...]) -> str:

@@ -6,17 +6,22 @@ the input manifest), then each domain partition of generation and verification, 
 difficulty, assembly, evaluation (the reference caches scored on the result),
 publication (the Hugging Face dataset) and the manifest. The jobs select whole groups, so a new asset is built with its group;
 `unbuilt` names any asset no job selects (a new group), and the build refuses to start then.
+
+In the UI the dataset is built by one job, `build_dataset` (pipeline/ui_job.py): every asset in one
+in-process run over all domain partitions, its launch config naming the profile and output folder.
 """
 from __future__ import annotations
 
-from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, load_asset_checks_from_modules,
-                     load_assets_from_modules)
+from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, in_process_executor,
+                     load_asset_checks_from_modules, load_assets_from_modules)
 
 from assets import (assembly, difficulty, evaluation, generation, manifest, publication, selection, sources,
                     verification)
 from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, GENERATION, MANIFEST, PUBLICATION, SELECTION, SOURCES,
                            VERIFICATION)
+from pipeline.partitions import PartitionedFilesystemIOManager
 from pipeline.resources import BuildSettings
+from pipeline.ui_job import DEFAULT_OUT_DIR, UI_JOB_NAME, ui_job_kwargs
 
 ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
 
@@ -35,11 +40,17 @@ outputs_job = define_asset_job(
                 "reference caches scored on them.")
 BUILD_JOBS = (sources_job, domain_job, outputs_job)
 
+# The UI's one way to build the dataset: every asset and check in one in-process run over all domains.
+build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all(), executor_def=in_process_executor,
+                                 **ui_job_kwargs())
+
 defs = Definitions(
     assets=all_assets,
     asset_checks=all_checks,
-    jobs=list(BUILD_JOBS),
-    resources={"build": BuildSettings()},
+    jobs=[build_dataset, *BUILD_JOBS],
+    # Runs launched from the UI write into build/ui-outputs/ unless their launch config says otherwise;
+    # `cacheeval build` passes its own settings (outputs/ by default).
+    resources={"build": BuildSettings(out_dir=DEFAULT_OUT_DIR), "io_manager": PartitionedFilesystemIOManager()},
 )
 
 

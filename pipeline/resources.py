@@ -9,20 +9,31 @@ from pathlib import Path
 from typing import Iterator
 
 from dagster import ConfigurableResource, InitResourceContext
+from pydantic import Field
 
 from pipeline.core import settings
-from pipeline.core.paths import OUTPUTS
+from pipeline.core.paths import OUTPUTS, PROJECT_ROOT
 
 
 class BuildSettings(ConfigurableResource):
-    """What to build and where. Empty strings mean the defaults documented on each property."""
+    """What to build (profile) and where (out_dir: runs launched from the UI write into build/ui-outputs/
+    unless set here; `cacheeval build` into outputs/). Other empty strings mean the defaults named on
+    each field."""
 
-    profile: str = "v1.1"
-    out_dir: str = ""
-    datasets_dir: str = ""
-    cache_dir: str = ""
-    commercial_only: bool = False  # drop candidates whose corpus licence forbids commercial use
-    llm_mode: str = ""   # "" = $CACHEEVAL_LLM_CACHE_MODE, else cache.mode of configs/llm.yaml; "none" = no LM rows
+    profile: str = Field(default="v1.1", description=(
+        "Sampling profile of configs/sampling.yaml: v1.1, lifted40 or smoke."))
+    out_dir: str = Field(default="", description=(
+        "Output folder the build writes into (relative: from the project root). Empty: the project's "
+        "committed outputs/."))
+    datasets_dir: str = Field(default="", description=(
+        "Folder of upstream corpora. Empty: $CACHEEVAL_DATASETS_DIR, else none (the embedded default)."))
+    cache_dir: str = Field(default="", description=(
+        "Root of every cache. Empty: $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."))
+    commercial_only: bool = Field(default=False, description=(
+        "Drop candidates whose corpus licence forbids commercial use."))
+    llm_mode: str = Field(default="", description=(
+        "LLM response cache mode (off|read|write|both|replay); none = no LM rows. Empty: "
+        "$CACHEEVAL_LLM_CACHE_MODE, else cache.mode of configs/llm.yaml."))
 
     @contextmanager
     def yield_for_execution(self, context: InitResourceContext) -> Iterator["BuildSettings"]:
@@ -34,8 +45,9 @@ class BuildSettings(ConfigurableResource):
 
     @property
     def outputs(self) -> Path:
-        """`out_dir`, else the project's outputs/."""
-        return Path(self.out_dir) if self.out_dir else OUTPUTS
+        """`out_dir` (a relative one from the project root, never the working directory), else the
+        project's outputs/."""
+        return PROJECT_ROOT / self.out_dir if self.out_dir else OUTPUTS
 
     @property
     def caches(self) -> Path:

@@ -108,3 +108,64 @@ def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path)
                               f"'{victim.verification_method}' raised ZeroDivisionError on candidate {victim.key} (")
     assert "planted bug" in message and "more" not in message
     assert (out / "cachebench.jsonl").read_text() == "committed\n"
+
+
+def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
+    from dagster import BackfillPolicy
+
+    from domains import domain_names
+    from pipeline.ui_job import UI_JOB_NAME
+
+    graph = defs.resolve_asset_graph()
+    job = defs.resolve_job_def(UI_JOB_NAME)
+    assert set(job.asset_layer.executable_asset_keys) == set(graph.get_all_asset_keys())
+    assert job.executor_def.name == "in_process"
+    # the webserver adds a job's `tags` (not its run_tags) to the runs it launches
+    assert job.tags["dagster/asset_partition_range_start"] == domain_names()[0]
+    assert job.tags["dagster/asset_partition_range_end"] == domain_names()[-1]
+    for key in domain_job.selection.resolve(graph):
+        assert graph.get(key).backfill_policy == BackfillPolicy.single_run(), key
+    assert "build/ui-outputs" in job.description and "outputs/" in job.description
+
+
+def test_a_run_over_several_domains_stores_each_as_its_own_partition(tmp_path):
+    # What build_dataset does with candidate_rows and verified_rows, on a toy: one run over a range
+    # of partitions writes one file per partition, which a one-partition run then reads back.
+    from dagster import AssetIn, StaticPartitionsDefinition, asset, materialize
+
+    from pipeline.partitions import (PartitionedFilesystemIOManager, by_domain, for_each_domain, per_domain,
+                                     per_domain_asset)
+    from pipeline.stages.values import DomainCandidates
+
+    def record(domain: str, n: int) -> DomainCandidates:
+        return DomainCandidates(domain, (), {"n": n})
+
+    parts = StaticPartitionsDefinition(["a", "b", "c"])
+    record_type = per_domain(DomainCandidates, "toy")
+
+    @per_domain_asset(parts, dagster_type=record_type)
+    def made(context):
+        """One record per domain."""
+        return for_each_domain(context, lambda d: (record(d, ord(d)), {"n": ord(d)}))
+
+    @per_domain_asset(parts, dagster_type=record_type, ins={"made": AssetIn(dagster_type=record_type)})
+    def doubled(context, made):
+        """Each record doubled."""
+        records = by_domain(made)
+        return for_each_domain(context, lambda d: (record(d, 2 * records[d].drops["n"]), {}))
+
+    @asset
+    def total(doubled: dict) -> int:
+        """Every domain summed."""
+        return sum(r.drops["n"] for r in doubled.values())
+
+    io = {"io_manager": PartitionedFilesystemIOManager(base_dir=str(tmp_path))}
+    ranged = materialize([made, doubled, total], resources=io,
+                         tags={"dagster/asset_partition_range_start": "a", "dagster/asset_partition_range_end": "c"})
+    assert ranged.success and ranged.output_for_node("total") == 2 * (97 + 98 + 99)
+    assert sorted(p.name for p in (tmp_path / "made").iterdir()) == ["a", "b", "c"]
+    mats = [e.materialization for e in ranged.get_asset_materialization_events()]
+    assert {m.partition: m.metadata["n"].value for m in mats if m.asset_key.path == ["made"]} == \
+           {"a": 97, "b": 98, "c": 99}  # each domain's metadata on its own partition
+    single = materialize([made, doubled], selection=[doubled.key], partition_key="b", resources=io)
+    assert single.output_for_node("doubled") == record("b", 196)
