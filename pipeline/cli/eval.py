@@ -45,7 +45,8 @@ reference caches. The JSON report carries every row's decision, for `cacheeval c
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `cacheeval eval`."""
     parser.epilog = EPILOG
-    parser.add_argument("--bench", required=True, metavar="PATH", help="benchmark JSONL file")
+    parser.add_argument("--bench", required=True, metavar="PATH",
+                        help="benchmark JSONL file, a Parquet split, or the outputs/hf folder (needs pyarrow)")
     parser.add_argument("--labels", metavar="PATH",
                         help="labels JSONL (id + withheld fields) for a split published without labels")
     which = parser.add_mutually_exclusive_group(required=True)

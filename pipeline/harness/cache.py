@@ -120,6 +120,15 @@ def implementation_identity(cache_obj: Any) -> dict:
     return out
 
 
+def _bench_sha256(path: str | Path) -> str:
+    """The file's sha256; for a folder (the published Parquet form), over every file's path and sha256."""
+    p = Path(path)
+    if not p.is_dir():
+        return file_sha256(p)
+    return sha256_text(canonical_json({f.relative_to(p).as_posix(): file_sha256(f)
+                                       for f in sorted(p.rglob("*")) if f.is_file()}))
+
+
 class EvalCache:
     """A folder of evaluation results keyed by everything that can change a score."""
 
@@ -132,7 +141,7 @@ class EvalCache:
         """The full identity of one evaluation (see the module docstring)."""
         return {
             "schema": SCHEMA,
-            "benchmark_sha256": file_sha256(benchmark_path),
+            "benchmark_sha256": _bench_sha256(benchmark_path),
             "implementation": implementation_identity(cache_obj),
             "harness": {**harness_identity(), "config": dict(harness_config)},
         }

@@ -42,7 +42,7 @@ def _lines(filename: str, problems: list[Problem]) -> list[str]:
 def _index_labels(labels_path: Any) -> tuple[dict[str, tuple[int, dict]], list[str]]:
     """(id -> (line, record), problems) of a labels file: JSONL records holding `id` and withheld fields."""
     name = str(labels_path)
-    values, unreadable = read_jsonl(labels_path, "labels JSONL file")
+    values, unreadable = _read(labels_path) if str(labels_path).endswith(".parquet") else read_jsonl(labels_path, "labels JSONL file")
     problems = [f"{name}:{line}: {text}." for line, text in unreadable]
     by_id: dict[str, tuple[int, dict]] = {}
     for lineno, obj in values:
@@ -89,7 +89,7 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
     lists every problem (file:line each); InputError when a file cannot be read at all."""
     name = str(path)
     labels, problems = _index_labels(labels_path) if labels_path is not None else (None, [])
-    values, unreadable = read_jsonl(path)
+    values, unreadable = _read(path)
     if labels is not None:
         joined = []
         for lineno, obj in values:
@@ -106,6 +106,17 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
     if problems:
         raise BenchmarkInvalid(problems, name)
     return [Row.from_dict(obj) for _, obj in values]
+
+
+def _read(path: Any) -> tuple[list, list]:
+    """JSONL, or the published Parquet form (one split, or the outputs/hf folder)."""
+    from pathlib import Path
+
+    from pipeline.harness.parquet import is_parquet_input, read_hf_folder, read_parquet_rows
+
+    if is_parquet_input(path):
+        return read_hf_folder(Path(path)) if Path(path).is_dir() else read_parquet_rows(Path(path))
+    return read_jsonl(path)
 
 
 def _unlabelled(problems: list[Problem]) -> list[Problem]:

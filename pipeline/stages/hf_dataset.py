@@ -22,9 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from domains.base import canonical_json
 
-JSON_FIELDS = ("context_a", "context_b", "tools_a", "tools_b", "verification_payload", "provenance")
-SPLIT_FILES = {"train": "data/train.parquet", "validation": "data/dev.parquet", "test": "data/test.parquet",
-               "test_labels": "data/test_labels.parquet"}
+from pipeline.harness.parquet import JSON_TEXT_FIELDS as JSON_FIELDS, SPLIT_FILES  # noqa: E402 - the reader's names
 
 
 def _columns(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> dict[str, list]:

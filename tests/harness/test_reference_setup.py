@@ -29,7 +29,15 @@ def refuse(what):
         raise RuntimeError(f"blocked {what}")
     return blocked
 # Installed before GPTCache is imported: whatever it would spawn (pip) or connect to fails loudly.
-subprocess.Popen._execute_child = refuse("subprocess")
+# One exception: ctypes.util.find_library runs `ldconfig -p` (trio does at import, when another
+# library imports it); it reads the loader cache and installs nothing.
+_spawn, _refused = subprocess.Popen._execute_child, refuse("subprocess")
+def execute_child(self, args, *rest, **kw):
+    argv = [args] if isinstance(args, (str, bytes)) else list(args)
+    if argv and os.path.basename(str(argv[0])) == "ldconfig" and argv[1:] == ["-p"]:
+        return _spawn(self, args, *rest, **kw)
+    return _refused(self, args, *rest, **kw)
+subprocess.Popen._execute_child = execute_child
 os.system = refuse("os.system")
 builtins.input = refuse("input")
 socket.socket.connect = refuse("socket.connect")
