@@ -15,25 +15,24 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings,
     """Cosine(query_a, query_b) of every selected row under each configured embedder."""
     import numpy as np
 
-    from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
-    from pipeline.stages.embedders import load_embedders_config
+    from pipeline.stages.embed_cache import EmbeddingCache, embed_many
+    from pipeline.stages.embedders import load_embedders_config, runtime_key
 
     cfg = load_embedders_config()
     rows = selected_rows.rows
-    texts_a = [r.candidate.query_a for r in rows]
-    texts_b = [r.candidate.query_b for r in rows]
+    texts = [r.candidate.query_a for r in rows] + [r.candidate.query_b for r in rows]
+    names = [*cfg.members, cfg.held_out]
     cache = EmbeddingCache(build.caches / "embeddings.sqlite")
-    sims, snapshots = {}, {}
-    try:
-        for name in [*cfg.members, cfg.held_out]:
-            spec = cfg.specs[name]
-            vecs, weights = embed_texts(spec, texts_a + texts_b, cache, build.caches)
-            a, b = vecs[: len(rows)], vecs[len(rows):]
-            sims[name] = [round(float(x), 6) for x in np.sum(a * b, axis=1)] if rows else []
-            snapshots[name] = {"upstream": spec.upstream, "sha256": weights}
-            context.log.info(f"{name}: {len(rows)} pairs")
+    try:  # every embedder's misses at once, over every core (pipeline/stages/embed_pool.py)
+        vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches, progress=context.log.info)
     finally:
         cache.close()
+    sims, snapshots = {}, {}
+    for name in names:
+        a, b = vecs[name][: len(rows)], vecs[name][len(rows):]
+        sims[name] = [round(float(x), 6) for x in np.sum(a * b, axis=1)] if rows else []
+        snapshots[name] = {"upstream": cfg.specs[name].upstream, "sha256": weights[name],
+                           "runtime": runtime_key(cfg.specs[name])}
     return Output(Similarities(sims, snapshots, tuple(cfg.members), cfg.held_out),
                   metadata={"embedders": MetadataValue.json(snapshots), "cache_hits": cache.hits,
                             "cache_misses": cache.misses})

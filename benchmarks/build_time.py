@@ -1,8 +1,11 @@
-"""Cold and warm build time of each profile (with time per stage) and peak memory, and the warm
-`cacheeval check`; printed. Targets on this machine: warm check of v1.1 <= 20 s; cold v1.1 build
-with all six embedders <= 6 min.
+"""Cold and warm `cacheeval build` time per stage, against the previous design, in one run; printed.
 
-    .venv/bin/python benchmarks/build_time.py [--profiles smoke v1.1 lifted40]
+The previous design (default: commit 23c2c1a, torch one text per call on two threads, the six
+embedders one after another) is checked out into a temporary git worktree and built with the same
+virtual environment; then the current tree. Each build starts from an empty cache folder (cold),
+then runs again on it (warm). Targets on this machine (2 cores): cold v1.1 build <= 4 min.
+
+    .venv/bin/python benchmarks/build_time.py [--profile v1.1] [--baseline 23c2c1a] [--no-baseline]
 """
 from __future__ import annotations
 
@@ -19,38 +22,74 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(cmd: list[str], env: dict) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS of the child (MiB), combined output."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def build(tree: Path, profile: str, cache: Path, out: Path) -> tuple[float, float, dict[str, float]]:
+    """Wall seconds, peak RSS of the children so far (MiB), seconds per stage."""
+    env = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "PYTHONPATH": str(tree)}
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--profile", profile, "--out", str(out)],
+                          cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode != 0:
-        sys.exit(f"error: {' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    return wall, max(peak, before) / 1024, proc.stdout + proc.stderr
+        sys.exit(f"error: build in {tree} failed:\n{proc.stderr[-3000:]}")
+    stages: dict[str, float] = {}
+    for line in proc.stdout.split("time per stage (s):", 1)[-1].splitlines():
+        m = re.match(r"^\s+([0-9.]+)\s+(\S+)$", line)
+        if m and not re.search(r"_(quota|check)|^cachebench_|^selected_rows_", m.group(2)):
+            stages[m.group(2)] = float(m.group(1))
+    gen = re.findall(r"generated and verified in ([0-9.]+)s", proc.stderr)
+    stages["generation+verification (10 domains)"] = sum(map(float, gen))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return wall, peak, stages
 
 
-def stages(output: str) -> str:
-    lines = output.split("time per stage (s):", 1)[-1].strip().splitlines()
-    top = [ln.strip() for ln in lines if re.match(r"^\s+[0-9.]+\s+\S+$", ln)][:6]
-    return "; ".join(top)
+def measure(tree: Path, profile: str, label: str) -> dict[str, tuple[float, dict[str, float]]]:
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="cacheeval-bt-") as tmp:
+        for kind in ("cold", "warm"):
+            wall, peak, stages = build(tree, profile, Path(tmp) / "cache", Path(tmp) / "out")
+            results[kind] = (wall, stages)
+            print(f"{label:8s} {kind}: {wall:7.1f} s  (peak RSS so far {peak:,.0f} MiB)", flush=True)
+    return results
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--profiles", nargs="+", default=["smoke", "v1.1"])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="v1.1")
+    ap.add_argument("--baseline", default="23c2c1a", help="git revision of the previous design")
+    ap.add_argument("--no-baseline", action="store_true", help="time the current tree only")
     args = ap.parse_args()
-    cli = [sys.executable, "-m", "pipeline.cli"]
-    for profile in args.profiles:
-        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
-            env = {**os.environ, "CACHEEVAL_CACHE_DIR": cache, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-            for kind in ("cold", "warm"):
-                wall, peak, output = run([*cli, "build", "--profile", profile, "--out", out], env)
-                print(f"{profile:9s} {kind} build: {wall:7.1f} s   peak RSS {peak:7.0f} MiB   stages: {stages(output)}")
-            if profile == "v1.1" and (ROOT / "outputs" / "manifest.json").is_file():
-                wall, peak, _ = run([*cli, "check"], env)
-                print(f"{profile:9s} warm check: {wall:7.1f} s (target <= 20 s)")
+    print(f"profile {args.profile}; {os.cpu_count()} CPUs; each build from an empty cache, then warm", flush=True)
+    runs = {}
+    if not args.no_baseline:
+        with tempfile.TemporaryDirectory(prefix="cacheeval-baseline-") as wt:
+            subprocess.run(["git", "worktree", "add", "--detach", wt, args.baseline], cwd=ROOT, check=True,
+                           capture_output=True)
+            try:
+                runs["previous"] = measure(Path(wt), args.profile, "previous")
+            finally:
+                subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, capture_output=True)
+    runs["current"] = measure(ROOT, args.profile, "current")
+    names = sorted({s for r in runs.values() for _, st in r.values() for s in st},
+                   key=lambda s: -max(st.get(s, 0) for r in runs.values() for _, st in r.values()))
+    cols = [f"{d} {k}" for d in runs for k in ("cold", "warm")]
+    print("\nseconds per stage (summed step time; the rest of the wall time is Dagster and process start):")
+    print(f"  {'stage':38s}" + "".join(f"{c:>15s}" for c in cols))
+    for s in names:
+        if max(st.get(s, 0) for r in runs.values() for _, st in r.values()) < 0.5:
+            continue
+        print(f"  {s:38s}" + "".join(f"{runs[d][k][1].get(s, 0):15.1f}" for d in runs for k in ("cold", "warm")))
+    print(f"  {'wall':38s}" + "".join(f"{runs[d][k][0]:15.1f}" for d in runs for k in ("cold", "warm")))
+    if "previous" in runs:
+        for kind in ("cold", "warm"):
+            prev, cur = runs["previous"][kind][0], runs["current"][kind][0]
+            print(f"speed-up {kind}: {prev / cur:.2f}x ({prev:.0f} s -> {cur:.0f} s)")
+        for stage in ("row_similarities", "reference_reports"):
+            prev, cur = runs["previous"]["cold"][1].get(stage), runs["current"]["cold"][1].get(stage)
+            if prev and cur:
+                print(f"speed-up cold {stage}: {prev / cur:.2f}x ({prev:.0f} s -> {cur:.0f} s)")
+    cold = runs["current"]["cold"][0]
+    print(f"target: cold {args.profile} build <= 240 s: {'met' if cold <= 240 else 'NOT met'} ({cold:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -3,4 +3,5 @@ import sys
 
 from pipeline.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # worker processes (spawned) import this module again: they must not run it
+    sys.exit(main())

@@ -61,6 +61,11 @@ def _step_seconds(instance, run_id: str) -> dict[str, float]:
     return dict(out)
 
 
+# The outputs job's steps in the order they usually run (for the progress lines' counts).
+_STEP_ORDER = ("selected_rows", "row_similarities", "row_difficulty", "cachebench", "benchmark_files",
+               "calibration_report", "baseline_reports", "reference_reports", "hf_dataset", "build_manifest")
+
+
 def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,
               cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None,
               commercial_only: bool = False) -> BuildResult:
@@ -69,7 +74,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     from domains import domain_names
     from pipeline.core.config import load_profile
     from pipeline.core.paths import OUTPUTS
-    from pipeline.definitions import all_assets, all_checks, domain_job, outputs_job, sources_job, unbuilt
+    from pipeline.definitions import all_assets, all_checks, defs, domain_job, outputs_job, sources_job, unbuilt
     from pipeline.resources import BuildSettings
 
     load_profile(profile)  # unknown profile: fail before any work
@@ -111,8 +116,17 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
             t0 = time.perf_counter()
             run(domain_job, f"generating {domain}", partition_key=domain)
             progress(f"[{i}/{len(domain_names())}] {domain}: generated and verified in {time.perf_counter() - t0:.1f}s")
-        progress("selecting, embedding, assembling ...")
-        res = run(outputs_job, "build")
+        from pipeline.cli.stage_progress import StageWatcher, load_times, save_times
+        from pipeline.core import settings as env_settings
+
+        root = env_settings.cache_root(cache_dir)
+        steps = sorted(k.path[-1] for k in outputs_job.selection.resolve(defs.resolve_asset_graph()))
+        order = [s for s in _STEP_ORDER if s in steps] + [s for s in steps if s not in _STEP_ORDER]
+        previous = load_times(root, profile)
+        progress(f"selecting, embedding, assembling: {len(order)} steps ...")
+        with StageWatcher(instance, order, previous, progress):
+            res = run(outputs_job, "build")
+        save_times(root, profile, {s: stages[s] for s in order if s in stages})
         files = dict(res.asset_value("build_manifest")["outputs"])
         _publish(staging, target, [*files, "manifest.json"])
         cells = Counter(f"{r['domain']}/{r['label']}" for r in res.asset_value("cachebench"))

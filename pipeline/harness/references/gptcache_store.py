@@ -42,9 +42,15 @@ EMBEDDINGS = ("cache", "model")
 
 def _embedders_code() -> str:
     from pipeline.core.hashing import file_sha256
-    from pipeline.stages import embedders
+    from pipeline.stages import embedders, onnx_runtime
 
-    return file_sha256(embedders.__file__)
+    return ";".join(file_sha256(m.__file__) for m in (embedders, onnx_runtime))
+
+
+def _runtime(spec: Any) -> str:
+    from pipeline.stages.embedders import runtime_key
+
+    return runtime_key(spec)
 
 
 def _observed_evaluation() -> Any:
@@ -124,6 +130,7 @@ class GPTCacheStore:
             "versions": {name: importlib.metadata.version(name) for name in VERSIONS},
             # how the vectors are computed (one text per call, normalised) is code outside the harness
             "embedder_code": _embedders_code(),
+            "embedder_runtime": _runtime(self.spec),
         }
 
     # ---- GPTCache, built on first use

@@ -94,7 +94,9 @@ class Vectors:
         return vec
 
     def snapshot(self) -> str:
-        return ";".join(f"{s.name}={s.upstream}@sha256:{self.weights[s.name]}" for s in self.specs)
+        from pipeline.stages.embedders import runtime_key
+
+        return ";".join(f"{s.name}={s.upstream}@sha256:{self.weights[s.name]}[{runtime_key(s)}]" for s in self.specs)
 
 
 def featurize(rows: Sequence[Any], vectors: Vectors) -> list[list[float]]:

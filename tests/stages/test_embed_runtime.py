@@ -1,0 +1,111 @@
+"""The embedders' runtime: ONNX export of the sentence-transformers members, the runtime in the
+cache key, and the worker pool (whose split of the work must never change a byte)."""
+import io
+
+import numpy as np
+import pytest
+
+from pipeline.core.errors import InputError
+from pipeline.stages import embed_cache, embed_pool, onnx_runtime
+from pipeline.stages.embed_cache import EmbeddingCache, embed_many, embed_texts
+from pipeline.stages.embedders import EmbedderSpec, load_embedders_config
+
+TEXTS = ["Solve x + 2 = 8", "Solve a + 2 = 8", "Wie spät ist es in Tokio?", "", "def f(x):\n    return x ** 2  # square",
+         "naïve café — “quotes” and emoji 🙂", "word " * 400]
+
+
+def test_runtime_is_part_of_the_key(tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"v1")
+    spec = EmbedderSpec("t", "sentence_transformers", "t", {"path": str(model)}, "", "mean", True)
+    calls = []
+
+    def loader(spec, cache_dir):
+        def enc(texts):
+            calls.append(list(texts))
+            return np.ones((len(texts), 3), dtype=np.float32)
+        return enc
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    monkeypatch.setattr(embed_cache, "runtime_key", lambda spec: "onnxruntime==1")
+    embed_texts(spec, ["a"], cache, tmp_path, loader=loader)
+    embed_texts(spec, ["a"], cache, tmp_path, loader=loader)
+    assert len(calls) == 1
+    monkeypatch.setattr(embed_cache, "runtime_key", lambda spec: "onnxruntime==2")
+    embed_texts(spec, ["a"], cache, tmp_path, loader=loader)
+    assert len(calls) == 2
+
+
+def test_a_tampered_export_is_exported_again(tmp_path, monkeypatch):
+    folder = tmp_path / "st"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 128}')
+    exports = []
+
+    def fake_export(src, target):  # a test double for torch's exporter (the real one: tests below)
+        exports.append(src)
+        target.write_bytes(b"onnx-bytes")
+
+    monkeypatch.setattr(onnx_runtime, "_export", fake_export)
+    first = onnx_runtime.exported_model("m", "ab" * 32, folder, tmp_path / "models")
+    assert onnx_runtime.exported_model("m", "ab" * 32, folder, tmp_path / "models") == first and len(exports) == 1
+    (first / "model.onnx").write_bytes(b"onnx-bytes, edited")
+    onnx_runtime.exported_model("m", "ab" * 32, folder, tmp_path / "models")
+    assert len(exports) == 2 and (first / "model.onnx").read_bytes() == b"onnx-bytes"
+    (first / "export.json").write_text("not json")
+    onnx_runtime.exported_model("m", "ab" * 32, folder, tmp_path / "models")
+    assert len(exports) == 3
+    assert not list((tmp_path / "models").glob("*.tmp*"))
+
+
+def test_workers_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("CACHEEVAL_WORKERS", "two")
+    with pytest.raises(InputError, match="CACHEEVAL_WORKERS"):
+        embed_pool.workers()
+    monkeypatch.setenv("CACHEEVAL_WORKERS", "3")
+    assert embed_pool.workers() == 3
+
+
+def test_progress_lines_without_a_terminal():
+    out, logged = io.StringIO(), []
+    bar = embed_pool.Progress({"m": 8}, stream=out, log=logged.append)
+    for _ in range(4):
+        bar.update("m", 2)
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4 and lines[-1].startswith("embed m: 8/8 texts") and "left" in lines[0]
+    assert logged == lines
+
+
+@pytest.mark.models
+def test_onnx_minilm_matches_sentence_transformers(tmp_path):
+    # The exported graph computes what the torch model computes (to float rounding), with the
+    # same tokens (truncation at the model's max_seq_length included).
+    from sentence_transformers import SentenceTransformer
+
+    from pipeline.stages.embedders import load_encoder, model_folder
+
+    spec = load_embedders_config().specs["minilm_l6"]
+    assert spec.options["runtime"] == "onnx"
+    ours = load_encoder(spec, tmp_path)(TEXTS)
+    st = SentenceTransformer(str(model_folder(spec)), device="cpu")
+    ref = np.stack([st.encode([t], normalize_embeddings=True) [0] for t in TEXTS])
+    assert np.abs(ours - ref).max() < 1e-5
+    export = next((tmp_path / "models").glob("minilm_l6-*-onnx*"))
+    assert (export / "export.json").is_file()
+
+
+@pytest.mark.models
+def test_the_split_over_workers_never_changes_a_vector(tmp_path):
+    cfg = load_embedders_config()
+    names = ["minilm_l6", "use_multilingual_v3", "wordllama_256"]
+    out = {}
+    for workers in (1, 2):
+        cache = EmbeddingCache(tmp_path / f"e{workers}.sqlite")
+        texts = TEXTS * 5 + [f"request number {i}" for i in range(60)]
+        out[workers], _ = embed_many({n: texts for n in names}, cfg.specs, cache, tmp_path, workers=workers)
+        assert cache.misses == len(names) * len(set(texts))  # each distinct text once per embedder
+    for n in names:
+        assert np.array_equal(out[1][n], out[2][n])
