@@ -2,15 +2,15 @@
 
 A build runs the jobs of pipeline.definitions in order: the sources, every domain partition of
 generation and verification, then selection, difficulty and assembly with their blocking checks.
-It writes into a staging folder and moves files into the output folder only when the whole run
-succeeded, so a failed build leaves committed outputs untouched.
+It writes the whole output into a work folder beside the output folder and, only when the whole run
+succeeded, exchanges the two in one step (pipeline/core/publish.py): a failed or killed build leaves
+the committed outputs as they were, never a mix of old and new files.
 """
 from __future__ import annotations
 
 import json
 import re
 import shutil
-import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -83,7 +83,9 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         raise BuildError(f"asset {missing[0].to_user_string()} is in no build job. Add its group to a job's "
                          "selection in pipeline/definitions.py")
     target = Path(out_dir) if out_dir else OUTPUTS
-    work = Path(tempfile.mkdtemp(prefix="cacheeval-build-"))
+    from pipeline.core.publish import publish, work_dir
+
+    work = work_dir(target)  # beside the target, so the finished folder can replace it in one step
     staging = work / "out"
     try:
         settings = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
@@ -128,7 +130,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
             res = run(outputs_job, "build")
         save_times(root, profile, {s: stages[s] for s in order if s in stages})
         files = dict(res.asset_value("build_manifest")["outputs"])
-        _publish(staging, target, [*files, "manifest.json"])
+        publish(staging, target)
         cells = Counter(f"{r['domain']}/{r['label']}" for r in res.asset_value("cachebench"))
         drops: Counter = Counter()
         for d, dd in res.asset_value("selected_rows").drops.items():
@@ -155,16 +157,6 @@ def _first_error(instance, run_id: str) -> str:
             first = re.sub(rf"^[\w.]*\b{re.escape(err.cls_name)}: ", "", first)
             return f"{ev.step_key}: {err.cls_name}: {first}"
     return "see the Dagster run log"
-
-
-def _publish(staging: Path, target: Path, rel_paths: list[str]) -> None:
-    """Move every staged file into place (each rename is atomic), manifest last."""
-    for rel in sorted(rel_paths, key=lambda r: (r == "manifest.json", r)):
-        dest = target / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.publish")
-        shutil.copyfile(staging / rel, tmp)
-        tmp.replace(dest)
 
 
 @dataclass(frozen=True)

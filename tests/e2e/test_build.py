@@ -123,6 +123,7 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
     short = re.search(r"personalized/EQUIV short by (\d+)", str(err.value))
     assert "quota_personalized" in str(err.value) and short and 0 < int(short.group(1)) < need
     assert (out / "cachebench.jsonl").read_text() == "committed\n"  # nothing lost
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # and the build's work folder is gone
 
 
 @pytest.mark.slow
