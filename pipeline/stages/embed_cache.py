@@ -24,8 +24,18 @@ from pipeline.stages.embedders import EmbedderSpec, load_encoder, runtime_key, w
 # 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
 # batches and are never reused. 3: the runtime is part of the key.
 SCHEMA = 3
-DDL = ("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BLOB NOT NULL)",)
-PROBES = ("SELECT key, dim, vec FROM embeddings LIMIT 0",)  # schema check: the columns read here exist
+DDL = ("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BLOB NOT NULL, "
+       "checksum TEXT NOT NULL)",)
+PROBES = ("SELECT key, dim, vec, checksum FROM embeddings LIMIT 0",)  # schema check: the columns read here exist
+NORM_TOLERANCE = 1e-3  # a stored normalised vector whose length is further from 1 is not one we wrote
+
+
+def _checksum(key: str, blob: bytes) -> str:
+    """sha256 over the entry's key and its vector's bytes: a vector overwritten in place (zeros, a
+    random unit vector, another entry's vector) no longer matches."""
+    import hashlib
+
+    return hashlib.sha256(key.encode("ascii") + b"\0" + blob).hexdigest()
 
 
 def embedding_key(weights: str, text: str, spec: EmbedderSpec, runtime: str) -> str:
@@ -46,20 +56,34 @@ class EmbeddingCache:
         """The current connection (it changes if a damaged file is replaced)."""
         return self.store.conn
 
-    def get_many(self, keys: list[str]) -> dict:
-        """{key: vector} for the keys found intact; {} when the file cannot be read."""
+    def get_many(self, keys: list[str], unit: bool = False) -> dict:
+        """{key: vector} for the keys found intact; {} when the file cannot be read. An entry is
+        intact when its checksum matches its key and bytes, its length is 4 * dim, every value is
+        finite and (`unit`: the embedder normalises) its norm is 1. Anything else is a miss (it is
+        computed again and overwritten), with one warning line per read."""
+        import sys
+
         import numpy as np
 
         def read(db) -> dict:
-            found = {}
+            found, bad = {}, 0
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
-                q = f"SELECT key, dim, vec FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})"
-                for key, dim, blob in db.execute(q, chunk):
-                    if isinstance(dim, int) and dim > 0 and isinstance(blob, bytes) and len(blob) == 4 * dim:
+                q = f"SELECT key, dim, vec, checksum FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})"
+                for key, dim, blob, check in db.execute(q, chunk):
+                    ok = (isinstance(dim, int) and dim > 0 and isinstance(blob, bytes) and len(blob) == 4 * dim
+                          and check == _checksum(key, blob))
+                    if ok:
                         vec = np.frombuffer(blob, dtype=np.float32)
-                        if np.isfinite(vec).all():
-                            found[key] = vec
+                        ok = bool(np.isfinite(vec).all()) and (
+                            not unit or abs(float(np.linalg.norm(vec)) - 1.0) <= NORM_TOLERANCE)
+                    if ok:
+                        found[key] = vec
+                    else:
+                        bad += 1
+            if bad:
+                print(f"warning: {self.path}: {bad} embedding entr{'y' if bad == 1 else 'ies'} failed "
+                      "verification (checksum, size, finiteness or norm); computing them again", file=sys.stderr)
             return found
         return self.store.run(read, {})
 
@@ -70,10 +94,10 @@ class EmbeddingCache:
         rows = []
         for key, vec in items:
             v = np.ascontiguousarray(vec, dtype=np.float32)
-            rows.append((key, int(v.shape[0]), v.tobytes()))
+            rows.append((key, int(v.shape[0]), v.tobytes(), _checksum(key, v.tobytes())))
 
         def write(db) -> None:
-            db.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vec) VALUES (?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vec, checksum) VALUES (?, ?, ?, ?)", rows)
             db.commit()
         self.store.run(write, None)
 
@@ -105,7 +129,7 @@ def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderS
         weights[name] = weights_sha256(spec)
         runtime = runtime_key(spec)
         keyed[name] = [embedding_key(weights[name], t, spec, runtime) for t in items]
-        found[name] = cache.get_many(sorted(set(keyed[name])))
+        found[name] = cache.get_many(sorted(set(keyed[name])), unit=spec.normalize)
         missing = sorted({t for t, k in zip(items, keyed[name]) if k not in found[name]})
         cache.hits += len(items) - sum(1 for k in keyed[name] if k not in found[name])
         cache.misses += len(missing)

