@@ -61,7 +61,7 @@ def test_a_vector_overwritten_in_place_is_recomputed(tmp_path, overwrite, capsys
     blob = {"zeros": np.zeros(3, np.float32).tobytes(), "random_unit": (unit / np.linalg.norm(unit)).tobytes(),
             "another_entry": first[1].tobytes(), "long": np.ones(4, np.float32).tobytes(),
             "nan": np.array([np.nan, 0, 0], np.float32).tobytes()}[overwrite]
-    key = cache.db.execute("SELECT key FROM embeddings ORDER BY key LIMIT 1").fetchone()[0]
+    key = next(k for k, v in cache.db.execute("SELECT key, vec FROM embeddings") if v != first[1].tobytes())
     cache.db.execute("UPDATE embeddings SET vec = ? WHERE key = ?", (blob, key))
     cache.db.commit()
     again, _ = embed_texts(spec_for(model), ["a", "bbb"], cache, tmp_path, loader=fake_loader(calls))

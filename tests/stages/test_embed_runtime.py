@@ -24,7 +24,7 @@ def test_runtime_is_part_of_the_key(tmp_path, monkeypatch):
     def loader(spec, cache_dir):
         def enc(texts):
             calls.append(list(texts))
-            return np.ones((len(texts), 3), dtype=np.float32)
+            return np.full((len(texts), 3), 3 ** -0.5, dtype=np.float32)  # unit length, as the encoders give
         return enc
 
     cache = EmbeddingCache(tmp_path / "e.sqlite")
