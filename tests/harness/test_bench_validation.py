@@ -131,19 +131,11 @@ def test_a_fifo_is_refused_at_once(tmp_path, capsys):
                                        "Pass the path of a benchmark JSONL file\n")
 
 
-@pytest.mark.parametrize("target,kind", [("outputs/hf", "a folder"), ("/dev/null", "a character device")])
+@pytest.mark.parametrize("target,kind", [("tests", "a folder"), ("/dev/null", "a character device")])
 def test_only_regular_files_are_read(capsys, target, kind):
+    # (a folder is read only when it is the published Parquet form, outputs/hf: test_parquet_input.py)
     code, _, err = eval_err(capsys, Path(target))
     assert code == 1 and err == f"error: {target}: is {kind}, not a regular file. Pass the path of a benchmark JSONL file\n"
-
-
-def test_a_parquet_file_is_a_one_line_error(capsys):
-    # The Hugging Face copy (outputs/hf) is for `datasets`; the harness scores the JSONL files.
-    path = ROOT / "outputs" / "hf" / "data" / "dev.parquet"
-    if not path.is_file():
-        pytest.skip("outputs/hf not built")
-    code, _, err = eval_err(capsys, path)
-    assert code == 1 and err.startswith(f"error: {path}:1: <json>: not UTF-8 (byte ") and "Traceback" not in err
 
 
 def test_every_problem_is_listed_and_a_flood_is_cut(tmp_path, capsys):
