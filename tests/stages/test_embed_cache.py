@@ -21,11 +21,16 @@ def spec_for(folder) -> EmbedderSpec:
     return EmbedderSpec("t", "sentence_transformers", "t", {"path": str(folder)}, "", "mean", True)
 
 
-def test_hit_then_miss_when_weights_change(tmp_path):
+def model_and_cache(tmp_path):
+    """A model folder whose one weights file reads v1, and an empty embedding cache beside it."""
     model = tmp_path / "model"
     model.mkdir()
     (model / "weights.bin").write_bytes(b"v1")
-    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    return model, EmbeddingCache(tmp_path / "emb.sqlite")
+
+
+def test_hit_then_miss_when_weights_change(tmp_path):
+    model, cache = model_and_cache(tmp_path)
     calls = []
     v1, w1 = embed_texts(spec_for(model), ["a", "bb"], cache, tmp_path, loader=fake_loader(calls))
     v2, w2 = embed_texts(spec_for(model), ["bb", "a"], cache, tmp_path, loader=fake_loader(calls))
@@ -36,10 +41,7 @@ def test_hit_then_miss_when_weights_change(tmp_path):
 
 
 def test_corrupt_entry_is_recomputed(tmp_path):
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "weights.bin").write_bytes(b"v1")
-    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    model, cache = model_and_cache(tmp_path)
     calls = []
     embed_texts(spec_for(model), ["a"], cache, tmp_path, loader=fake_loader(calls))
     cache.db.execute("UPDATE embeddings SET vec = ?", (b"\x00\x01",))
@@ -50,10 +52,7 @@ def test_corrupt_entry_is_recomputed(tmp_path):
 
 @pytest.mark.parametrize("overwrite", ["zeros", "random_unit", "another_entry", "long", "nan"])
 def test_a_vector_overwritten_in_place_is_recomputed(tmp_path, overwrite, capsys):
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "weights.bin").write_bytes(b"v1")
-    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    model, cache = model_and_cache(tmp_path)
     calls = []
     first, _ = embed_texts(spec_for(model), ["a", "bbb"], cache, tmp_path, loader=fake_loader(calls))
     rng = np.random.default_rng(0)
