@@ -19,8 +19,8 @@ from typing import Callable
 
 from pipeline.core.errors import BuildError
 
-# The CLI prints its own progress; Dagster's per-event debug lines would drown it.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# The CLI prints its own progress and one line on failure; Dagster's log goes to a file (build_log).
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 @dataclass
@@ -77,7 +77,11 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     from pipeline.definitions import all_assets, all_checks, defs, domain_job, outputs_job, sources_job, unbuilt
     from pipeline.resources import BuildSettings
 
+    from pipeline.cli.build_log import BuildLog, check_inputs
+
     load_profile(profile)  # unknown profile: fail before any work
+    check_inputs(datasets_dir)  # a malformed corpus: one line before Dagster starts
+    log = BuildLog(cache_dir)
     missing = unbuilt()
     if missing:
         raise BuildError(f"asset {missing[0].to_user_string()} is in no build job. Add its group to a job's "
@@ -87,6 +91,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
 
     work = work_dir(target)  # beside the target, so the finished folder can replace it in one step
     staging = work / "out"
+    instance = None
     try:
         settings = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
                                  cache_dir=str(cache_dir or ""), commercial_only=commercial_only)
@@ -106,7 +111,8 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
                 raise BuildError(f"{failed[0]}{f' (+{len(failed) - 1} more failed checks)' if len(failed) > 1 else ''}. "
                                  "Nothing was written; fix the generator or quota named")
             if not res.success:
-                raise BuildError(f"{failed_what} failed: {_first_error(instance, res.run_id)}")
+                raise BuildError(f"{failed_what} failed: {_first_error(instance, res.run_id)} "
+                                 f"(the Dagster log: {log.path})")
             return res
 
         t0 = time.perf_counter()
@@ -141,6 +147,8 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
                            kappa)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if instance is not None:
+            log.write(instance)
 
 
 def _first_error(instance, run_id: str) -> str:

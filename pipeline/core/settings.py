@@ -80,6 +80,11 @@ def models_dir(root: str | Path | None = None) -> Path:
     return cache_root(root) / "models"
 
 
+def logs_dir(root: str | Path | None = None) -> Path:
+    """The Dagster logs of `cacheeval build` and `check` (one file per build; the newest kept)."""
+    return cache_root(root) / "logs"
+
+
 def eval_dir(root: str | Path | None = None) -> Path:
     """Evaluation results of `cacheeval eval`: $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval."""
     return env_path(EVAL_CACHE_DIR) or cache_root(root) / "eval"

@@ -126,6 +126,36 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # and the build's work folder is gone
 
 
+@pytest.mark.parametrize("damage, where", [
+    ("empty", "triviaqa/triviaqa_test.selfrag_ctrla.jsonl:file: file is empty"),
+    ("bad_line", "lmsys_arena/arena-hard-v0.1_question.jsonl:line 2: invalid JSON"),
+])
+def test_a_bad_corpus_stops_the_build_before_dagster_in_one_line(tmp_path, damage, where):
+    # Every corpus the build will read is loaded first, as `cacheeval sources` does: one line on
+    # stderr naming the file and record, exit 1, the output folder untouched, no Dagster run.
+    datasets = tmp_path / "datasets"
+    shutil.copytree(ROOT / "sources" / "fixtures", datasets, ignore=shutil.ignore_patterns("*.py"))
+    if damage == "empty":
+        (datasets / "triviaqa" / "triviaqa_test.selfrag_ctrla.jsonl").write_bytes(b"")
+    else:
+        f = datasets / "lmsys_arena" / "arena-hard-v0.1_question.jsonl"
+        lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+        f.write_text(lines[0] + '{"uid": broken\n' + "".join(lines[2:]), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cachebench.jsonl").write_text("committed\n")
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
+    proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--datasets-dir", str(datasets), "--out", str(out),
+                           "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {datasets / where.split(':')[0]}:"), proc.stderr
+    assert where in lines[0]
+    assert (out / "cachebench.jsonl").read_text() == "committed\n"
+    assert not (tmp_path / "cache" / "logs").exists()  # Dagster never started
+
+
 @pytest.mark.slow
 @pytest.mark.models
 def test_check_catches_a_one_byte_change(smoke, cache_dir, tmp_path):

@@ -3,6 +3,9 @@
 verifier that raises stops the build naming the verifier and the candidate."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from dagster import AssetKey, Definitions, asset, load_assets_from_modules
 
@@ -74,7 +77,7 @@ def test_asset_values_are_typed():
             assert not d.dagster_type.is_any, (key, d.name)
 
 
-def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path):
+def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path, capfd):
     # A crash inside a verifier is a bug, not a drop: the build stops at that domain and names the
     # verifier, the candidate and the exception, instead of coming up short of quota later.
     import domains.verify as verify_registry
@@ -108,6 +111,16 @@ def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path)
                               f"'{victim.verification_method}' raised ZeroDivisionError on candidate {victim.key} (")
     assert "planted bug" in message and "more" not in message
     assert (out / "cachebench.jsonl").read_text() == "committed\n"
+    # Dagster's own lines went to the log file the message names (with the failed step's stack),
+    # not to the console.
+    logged = re.search(r"\(the Dagster log: (\S+)\)$", message)
+    assert logged, message
+    log = Path(logged.group(1))
+    assert log.parent == tmp_path / "cache" / "logs"
+    text = log.read_text(encoding="utf-8")
+    assert "STEP_FAILURE" in text and "raised ZeroDivisionError" in text and "planted bug" in text
+    assert 'File "' in text  # the failed step's stack
+    assert "dagster - ERROR" not in capfd.readouterr().err
 
 
 def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
