@@ -22,7 +22,10 @@ as a `SandboxResult` with a status. It raises SandboxUnavailable, before running
 the machine cannot provide the isolation (no bwrap, no namespaces): fail closed. Results are
 memoised in-process by sha256 of (code, tests, language, SANDBOX_VERSION, limits), because the same
 reference pair is checked by many candidates; across processes by that key, the interpreter's and
-Node's versions and the jail's identity.
+Node's versions and the jail's identity. A stored verdict carries sha256(its key, its value) and is
+served only when that checksum holds and the value is a definite verdict (passed with exit 0, failed
+with a nonzero exit): a verdict flipped, edited or moved under another key is a miss with one warning
+line, the code runs again and the entry is overwritten.
 """
 from __future__ import annotations
 
@@ -244,8 +247,14 @@ def _node_version() -> str:
 # One connection per process and file, opened (and checked) on first use; fail safe like every
 # cache: a damaged file is moved aside with a warning and the code runs again.
 _DB: dict[tuple[int, str], object] = {}
-_DDL = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)",)
-_PROBES = ("SELECT key, value FROM results LIMIT 0",)  # schema check: the columns read here exist
+_DDL = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL, checksum TEXT NOT NULL)",)
+_PROBES = ("SELECT key, value, checksum FROM results LIMIT 0",)  # schema check: the columns read here exist
+
+
+def _checksum(row_key: str, value: str) -> str:
+    """sha256 over the entry's key (itself the digest of everything that produced the verdict) and
+    its value: a verdict flipped in place, or another entry's value moved under this key, fails it."""
+    return hashlib.sha256(f"{row_key}\0{value}".encode("utf-8")).hexdigest()
 
 
 def _db():
@@ -258,18 +267,32 @@ def _db():
 
 
 def _persistent_get(key: str) -> SandboxResult | None:
-    row = _db().run(lambda db: db.execute("SELECT value FROM results WHERE key = ?",
-                                          (_persistent_key(key),)).fetchone(), None)
+    row_key = _persistent_key(key)
+    db = _db()
+    row = db.run(lambda conn: conn.execute("SELECT value, checksum FROM results WHERE key = ?",
+                                           (row_key,)).fetchone(), None)
     if row is None:
         return None
+    result, problem = None, "fails its checksum"
+    if row[1] == _checksum(row_key, row[0]):
+        result, problem = _verdict(row[0]), "is not a definite verdict"
+    if result is None:  # fail closed: run for real, and the fresh verdict overwrites this one
+        from pipeline.core.errors import warn
+
+        warn(f"{db.path}: sandbox verdict {row_key[:12]} {problem}; running the code again")
+    return result
+
+
+def _verdict(value: str) -> SandboxResult | None:
+    """The stored verdict, or None unless it is passed with exit 0 or failed with a nonzero exit."""
     try:
-        d = json.loads(row[0])
-        if d.get("status") not in ("passed", "failed"):
-            return None  # fail closed on anything unexpected: run for real
-        return SandboxResult(d["status"], d["returncode"], d["stdout"], d["stderr"], d["seconds"],
-                             tuple(d["isolation"]), tuple(d["blocked"]))
+        d = json.loads(value)
+        result = SandboxResult(d["status"], d["returncode"], d["stdout"], d["stderr"], d["seconds"],
+                               tuple(d["isolation"]), tuple(d["blocked"]))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+    definite = (result.status, result.returncode == 0) in (("passed", True), ("failed", False))
+    return result if definite and isinstance(result.returncode, int) else None
 
 
 def _persistent_put(key: str, result: SandboxResult) -> None:
@@ -277,8 +300,11 @@ def _persistent_put(key: str, result: SandboxResult) -> None:
                         "stderr": result.stderr, "seconds": result.seconds, "isolation": list(result.isolation),
                         "blocked": list(result.blocked)}, sort_keys=True)
 
+    row_key = _persistent_key(key)
+
     def write(db) -> None:
-        db.execute("INSERT OR REPLACE INTO results (key, value) VALUES (?, ?)", (_persistent_key(key), value))
+        db.execute("INSERT OR REPLACE INTO results (key, value, checksum) VALUES (?, ?, ?)",
+                   (row_key, value, _checksum(row_key, value)))
         db.commit()
     _db().run(write, None)  # a cache that cannot be written only costs time
 

@@ -227,3 +227,40 @@ def test_surface_ops_compose_in_either_case_and_spacing():
     need = code.Spec(spec.task, spec.variant, "python", "need", 0)
     assert code.surface_steps_effective(need, ("spaces", "colon"))
     assert not code.surface_steps_effective(need, ("no_period", "no_period"))
+
+
+def test_flipped_stored_sandbox_verdicts_are_rerun_and_code_rows_keep_their_true_outcome(tmp_path, monkeypatch,
+                                                                                        capsys):
+    # The attack: flip 40 stored verdicts (passed <-> failed, with a matching exit code, so
+    # only the checksum can tell) and verify the code rows again from the same cache folder.
+    import json
+    import sqlite3
+
+    from domains.verify import sandbox
+
+    monkeypatch.setenv("CACHEEVAL_CACHE_DIR", str(tmp_path))
+    rows = [c for label in LABELS for c in _by(label)[:8]]
+    sandbox.clear_cache()
+    truth = [(out.passed, out.reason) for out in map(verify, rows)]
+    sandbox.clear_cache()  # a new process: only the stored verdicts remain
+    db = sqlite3.connect(tmp_path / "sandbox.sqlite")
+    stored = db.execute("SELECT key, value FROM results ORDER BY key").fetchall()
+    assert len(stored) >= 40
+    for key, value in stored[:40]:
+        d = json.loads(value)
+        d["status"], d["returncode"] = ("failed", 1) if d["status"] == "passed" else ("passed", 0)
+        db.execute("UPDATE results SET value = ? WHERE key = ?", (json.dumps(d, sort_keys=True), key))
+    db.commit()
+    db.close()
+    real, runs = sandbox._run_uncached, []
+    monkeypatch.setattr(sandbox, "_run_uncached", lambda *a: runs.append(a) or real(*a))
+    capsys.readouterr()
+    again = [(out.passed, out.reason) for out in map(verify, rows)]
+    warnings = capsys.readouterr().err.strip().splitlines()
+    assert again == truth
+    assert len(runs) == 40  # exactly the flipped verdicts ran again
+    assert len(warnings) == 40 and all(w.startswith("warning: ") and "fails its checksum" in w for w in warnings)
+    sandbox.clear_cache()
+    assert [(out.passed, out.reason) for out in map(verify, rows)] == truth
+    assert len(runs) == 40 and capsys.readouterr().err == ""  # the re-run verdicts overwrote the flipped ones
+    sandbox.clear_cache()

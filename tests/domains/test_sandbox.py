@@ -152,3 +152,36 @@ def test_definite_verdicts_persist_across_processes_and_timeouts_do_not(tmp_path
     sandbox.clear_cache()
     sandbox.run("x = 1", "assert x == 1", "python")
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("tamper", ["moved_under_another_key", "edited_with_its_checksum_recomputed"])
+def test_a_stored_verdict_that_is_not_what_its_key_produced_is_rerun(tmp_path, monkeypatch, capsys, tamper):
+    import json
+    import sqlite3
+
+    monkeypatch.setenv("CACHEEVAL_CACHE_DIR", str(tmp_path))
+    sandbox.clear_cache()
+    assert sandbox.run("x = 1", "assert x == 2", "python").status == "failed"
+    assert sandbox.run("x = 1", "assert x == 1", "python").status == "passed"
+    sandbox.clear_cache()
+    db = sqlite3.connect(tmp_path / "sandbox.sqlite")
+    passed_key = sandbox._persistent_key(sandbox.cache_key("x = 1", "assert x == 1", "python", Limits()))
+    failed_key = sandbox._persistent_key(sandbox.cache_key("x = 1", "assert x == 2", "python", Limits()))
+    if tamper == "moved_under_another_key":  # the passing entry, value and checksum, copied over the failing one
+        value, check = db.execute("SELECT value, checksum FROM results WHERE key = ?", (passed_key,)).fetchone()
+    else:  # a verdict that says passed with a failing exit code, checksum made to match
+        d = json.loads(db.execute("SELECT value FROM results WHERE key = ?", (failed_key,)).fetchone()[0])
+        value = json.dumps({**d, "status": "passed"}, sort_keys=True)
+        check = sandbox._checksum(failed_key, value)
+    db.execute("UPDATE results SET value = ?, checksum = ? WHERE key = ?", (value, check, failed_key))
+    db.commit()
+    db.close()
+    capsys.readouterr()
+    assert sandbox.run("x = 1", "assert x == 2", "python").status == "failed"
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warning: ") and failed_key[:12] in err and "\n" not in err
+    assert ("fails its checksum" if tamper == "moved_under_another_key" else "not a definite verdict") in err
+    sandbox.clear_cache()
+    assert sandbox.run("x = 1", "assert x == 2", "python").status == "failed"  # overwritten: served quietly
+    assert capsys.readouterr().err == ""
+    sandbox.clear_cache()
