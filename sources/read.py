@@ -2,7 +2,8 @@
 becomes a one-line `InputError` naming the file and the line or record.
 
 Tables are read with Hugging Face `datasets` in offline mode (`load_dataset("json"|"csv"|
-"parquet", data_files=...)`), with a cache under HF_DATASETS_CACHE / HF_HOME or the temp dir.
+"parquet", data_files=...)`), through its cache under the one cache root (<root>/hf-datasets, or
+$HF_DATASETS_CACHE when set), verified before it serves (sources.hf_cache).
 Before a file reaches `datasets` we check the cheap things `datasets` reports badly or not at all
 (missing, a folder, unreadable, empty, not UTF-8, a wrong header, a wrong field count), so the
 user gets a line number instead of a pandas or Arrow traceback.
@@ -13,43 +14,19 @@ import csv
 import hashlib
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from pipeline.core import settings
+from sources import hf_cache
 from sources.base import bad
 
 _READ_FIX = "Restore the file from its upstream release"
 
 
-def _cache_dir() -> str:
-    """Where `datasets` keeps its Arrow cache: never inside the project or the datasets dir."""
-    if os.environ.get("HF_DATASETS_CACHE"):
-        return os.environ["HF_DATASETS_CACHE"]
-    if os.environ.get("HF_HOME"):
-        return str(Path(os.environ["HF_HOME"]) / "datasets")
-    return str(Path(tempfile.gettempdir()) / "cacheeval-hf-datasets")
-
-
-def _datasets():
-    """Import `datasets` offline and quiet (env set before import: it reads them at import)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    # Its builders log a parse failure (with traceback) before raising; we report it ourselves
-    # as one line, so only CRITICAL messages may reach stderr.
-    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
-    return datasets
-
-
-def _hf_load(kind: str, path: Path, **kwargs: Any):
-    """One file through `load_dataset`, as a `datasets.Dataset`."""
-    ds = _datasets().load_dataset(kind, data_files={"rows": str(path)}, split="rows",
-                                  cache_dir=_cache_dir(), **kwargs)
-    return ds
+def _hf_load(kind: str, path: Path, source_sha256: str, **kwargs: Any):
+    """One file through `load_dataset`, as a `datasets.Dataset`, from the verified cache."""
+    return hf_cache.load(kind, path, source_sha256, settings.hf_datasets_cache(), **kwargs)
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -75,6 +52,10 @@ class Reader:
         quirks = entry.setdefault("quirks", {})
         quirks[reason] = quirks.get(reason, 0) + n
         entry["quirks"] = dict(sorted(quirks.items()))
+
+    def sha256(self, rel: str) -> str:
+        """The sha256 that `raw` recorded for the file (what its `datasets` cache must be made from)."""
+        return self.manifest[f"{self.corpus}/{rel}"]["sha256"]
 
     # ---- bytes and text ---------------------------------------------------------------------
     def raw(self, rel: str) -> bytes:
@@ -115,7 +96,7 @@ class Reader:
         path = self.path(rel)
         lines = [i for i, line in enumerate(text.split("\n"), 1) if line.strip()]
         try:
-            rows = _hf_load("json", path).to_list()
+            rows = _hf_load("json", path, self.sha256(rel)).to_list()
         except Exception:  # noqa: BLE001 - diagnosed below, line by line
             # `datasets` failed (bad syntax, or no single Arrow type fits a field across lines):
             # parse each line ourselves so the error names the line, and when every line is
@@ -139,7 +120,7 @@ class Reader:
             whole = self.json_value(rel, text)
             raise bad(path, "file", f"wrong JSON type: expected {want}, got {_jtype(whole)}", "Use the upstream file unchanged")
         try:
-            rows = _hf_load("json", path, **({"field": field} if field else {})).to_list()
+            rows = _hf_load("json", path, self.sha256(rel), **({"field": field} if field else {})).to_list()
         except Exception:  # noqa: BLE001 - the json module names the line, or the record checks do
             whole = self.json_value(rel, text)
             rows = whole.get(field) if field else whole
@@ -196,8 +177,9 @@ class Reader:
                       "Fix the quoting or restore the upstream file") from None
         if not positions:
             raise bad(path, "file", "no records", _READ_FIX)
-        feats = _datasets().Features({c: _datasets().Value("string") for c in columns})
-        ds = _hf_load("csv", path, sep=sep, header=0 if header else None, column_names=None if header else list(columns),
+        datasets = hf_cache.datasets_module()
+        feats = datasets.Features({c: datasets.Value("string") for c in columns})
+        ds = _hf_load("csv", path, self.sha256(rel), sep=sep, header=0 if header else None, column_names=None if header else list(columns),
                       quoting=quoting, features=feats, keep_default_na=False, na_filter=False,
                       encoding="utf-8-sig")
         rows = ds.to_list()
@@ -214,7 +196,7 @@ class Reader:
         if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
             raise bad(path, "file", "not a parquet file (no PAR1 magic bytes)", "Restore the upstream parquet file")
         try:
-            ds = _hf_load("parquet", path)
+            ds = _hf_load("parquet", path, self.sha256(rel))
         except Exception as exc:  # noqa: BLE001
             raise bad(path, "file", f"unreadable parquet: {str(exc).splitlines()[0][:200]}",
                       "Restore the upstream parquet file") from None

@@ -78,9 +78,11 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     from pipeline.resources import BuildSettings
 
     from pipeline.cli.build_log import BuildLog, check_inputs
+    from pipeline.core.settings import use_cache_root
 
     load_profile(profile)  # unknown profile: fail before any work
-    check_inputs(datasets_dir)  # a malformed corpus: one line before Dagster starts
+    with use_cache_root(cache_dir):  # the corpora's datasets cache goes under --cache-dir, as the build's does
+        check_inputs(datasets_dir)  # a malformed corpus: one line before Dagster starts
     log = BuildLog(cache_dir)
     missing = unbuilt()
     if missing:

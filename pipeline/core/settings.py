@@ -11,7 +11,6 @@ below name each cache inside it, so no module spells a cache path of its own.
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -19,7 +18,7 @@ from typing import Iterator
 from pipeline.core.paths import PROJECT_ROOT
 
 # --- the project's own variables
-CACHE_DIR = "CACHEEVAL_CACHE_DIR"              # root of every cache (embeddings, LLM, sandbox, eval, models)
+CACHE_DIR = "CACHEEVAL_CACHE_DIR"              # root of every cache (embeddings, LLM, sandbox, eval, models, datasets)
 DATASETS_DIR = "CACHEEVAL_DATASETS_DIR"        # folder of upstream corpora; unset = the embedded default
 EVAL_CACHE_DIR = "CACHEEVAL_EVAL_CACHE_DIR"    # evaluation-result folder, instead of <cache root>/eval
 LLM_CACHE_MODE = "CACHEEVAL_LLM_CACHE_MODE"    # off|read|write|both|replay, over configs/llm.yaml's cache.mode
@@ -31,8 +30,8 @@ TEST_REQUIRE_PG = "CACHEEVAL_TEST_REQUIRE_PG"  # "1" (set by .ci/test): the Post
 TEST_HF_CACHE = "CACHEEVAL_TEST_HF_CACHE"      # a Hugging Face datasets cache the source tests may reuse
 # --- other tools' variables the project reads or sets
 DAGSTER_HOME = "DAGSTER_HOME"                  # Dagster's instance folder for `cacheeval ui`
-HF_HOME = "HF_HOME"                            # Hugging Face home; datasets cache under <HF_HOME>/datasets
-HF_DATASETS_CACHE = "HF_DATASETS_CACHE"        # Hugging Face datasets cache, over HF_HOME
+HF_HOME = "HF_HOME"                            # Hugging Face home (hub files; never the corpora's datasets cache)
+HF_DATASETS_CACHE = "HF_DATASETS_CACHE"        # the corpora's datasets cache, over <cache root>/hf-datasets
 HF_HUB_OFFLINE = "HF_HUB_OFFLINE"              # "1": the hub is never contacted (set by the build)
 HF_DATASETS_OFFLINE = "HF_DATASETS_OFFLINE"    # "1": datasets never downloads (set by the build)
 
@@ -124,12 +123,10 @@ def dagster_home() -> Path:
     return env_path(DAGSTER_HOME) or PROJECT_ROOT / ".dagster_home"
 
 
-def hf_datasets_cache() -> Path:
-    """Where `datasets` keeps its Arrow cache: $HF_DATASETS_CACHE, else $HF_HOME/datasets, else a
-    folder in the temporary directory (never inside the project or the datasets dir)."""
-    home = env_path(HF_HOME)
-    return env_path(HF_DATASETS_CACHE) or (home / "datasets" if home else
-                                           Path(tempfile.gettempdir()) / "cacheeval-hf-datasets")
+def hf_datasets_cache(root: str | Path | None = None) -> Path:
+    """Where `datasets` keeps the Arrow files of the corpora it parsed (checked before use, see
+    sources.hf_cache): $HF_DATASETS_CACHE when it is set, else <cache root>/hf-datasets."""
+    return env_path(HF_DATASETS_CACHE) or cache_root(root) / "hf-datasets"
 
 
 def ensure_offline() -> None:
