@@ -184,9 +184,11 @@ def open_cache(path: str | Path, ddl: Sequence[str] = (), *, what: str = "cache"
     must compile on a sound file and read no rows (`SELECT <columns read> FROM <table> LIMIT 0`).
     If no file can be used at all (a folder that cannot be written, a lock that outlasts the wait)
     the cache lives in memory for this connection (on_disk False), with one warning: the work goes
-    on, only slower."""
-    path = Path(path)
+    on, only slower. `path` ":memory:" is a private in-memory cache by choice (on_disk False, no warning)."""
     connect = {k: v for k, v in kw.items() if k not in ("pragmas", "wait_s")}
+    if str(path) == ":memory:":  # asked for by name: nothing on disk to check or set aside
+        return _memory(ddl, **connect), False
+    path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         inode = _inode(path)

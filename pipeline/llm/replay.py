@@ -31,6 +31,7 @@ from pipeline.llm.cached_provider import CachedProvider
 from pipeline.llm.keys import Entry, response_problem, response_text
 from pipeline.llm.stats import prompt_preview
 from pipeline.llm.stores import CacheStore, SQLiteStore
+from pipeline.llm.stores.sqlite import MEMORY
 from pipeline.core.paths import CURATED, PROJECT_ROOT
 
 REPLAY_FILE = CURATED / "llm_replay.jsonl"
@@ -135,9 +136,10 @@ def import_entries(store: CacheStore, path: Path = REPLAY_FILE) -> int:
 @lru_cache(maxsize=4)
 def _replay_store(path: str, size: int, mtime_ns: int) -> SQLiteStore:
     # A private store per file version and process: the committed file is the only truth, and a
-    # user's own cache can never leak an entry into the embedded build.
-    folder = tempfile.mkdtemp(prefix="cacheeval-replay-")
-    store = SQLiteStore(Path(folder) / "replay.sqlite", clock=lambda: 0)
+    # user's own cache can never leak an entry into the embedded build. It lives in memory (the
+    # file is ~0.5 MB), so no process, finished, failed or killed, leaves a folder behind; every
+    # entry it serves is checked like any store's (CacheStore.get).
+    store = SQLiteStore(MEMORY, clock=lambda: 0)
     import_entries(store, Path(path))
     return store
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from pipeline.llm.providers import (
     LlamaCppProvider, OpenAICompatibleProvider, gguf_identity, load_llm_config,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
 
 
@@ -299,6 +303,78 @@ def test_tampered_row_is_never_served(store, clock, capsys, column, value, probl
     err = capsys.readouterr().err.strip()
     assert err.startswith("warning: ") and problem in err and first.key[:12] in err and "\n" not in err
     assert llm.complete(MSGS).cached  # the re-run answer was stored in place of the bad row
+
+
+@pytest.mark.parametrize("tamper", ["moved_under_another_key", "truncated_response"])
+def test_an_entry_that_its_key_did_not_produce_is_never_served(store, clock, capsys, tamper):
+    # what a careless copy or a crash mid-write would leave: another entry's row (response and
+    # checksum) under this key, or half a response behind an intact checksum
+    llm, up = cached(store, clock)
+    first = llm.complete(MSGS)
+    other = llm.complete([{"role": "user", "content": "a different question"}])
+    if tamper == "moved_under_another_key":
+        store._conn.execute("UPDATE llm_cache SET response = (SELECT response FROM llm_cache WHERE key = ?), "
+                            "usage = (SELECT usage FROM llm_cache WHERE key = ?), "
+                            "checksum = (SELECT checksum FROM llm_cache WHERE key = ?) WHERE key = ?",
+                            (other.key, other.key, other.key, first.key))
+    else:
+        store._conn.execute("UPDATE llm_cache SET response = substr(response, 1, length(response) / 2) WHERE key = ?",
+                            (first.key,))
+    capsys.readouterr()
+    again = llm.complete(MSGS)
+    assert not again.cached and up.calls == 3 and again.text != other.text
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warning: ") and "fails its checksum" in err and first.key[:12] in err and "\n" not in err
+    assert llm.complete(MSGS).text == again.text and llm.complete(MSGS).cached  # overwritten by the re-run
+
+
+def _replay_request(entry) -> dict:
+    request = json.loads(entry.request)
+    return dict(messages=request["messages"], system=request["system"], tools=request["tools"], **request["params"])
+
+
+def test_replayed_responses_are_checked_like_any_stored_one(tmp_path, capsys):
+    from pipeline.llm.replay import REPLAY_FILE, load_entries, replay_llm
+
+    private = tmp_path / "llm_replay.jsonl"  # a copy: the process's replay store of the real file stays clean
+    private.write_bytes(REPLAY_FILE.read_bytes())
+    entry = load_entries(private)[0]
+    llm = replay_llm(private)
+    hit = llm.complete(**_replay_request(entry))
+    assert hit.cached and hit.raw == json.loads(entry.response)
+    llm.store._conn.execute("UPDATE llm_cache SET response = ? WHERE key = ?",
+                            ('{"choices":[{"message":{"content":"a wrong answer"}}]}', entry.key))
+    capsys.readouterr()
+    with pytest.raises(ReplayMissError):  # never the wrong answer: replay has no model to ask instead
+        llm.complete(**_replay_request(entry))
+    assert "fails its checksum" in capsys.readouterr().err
+
+
+REPLAY_SCRIPT = """
+import sys
+from pipeline.llm.replay import REPLAY_FILE, load_entries, replay_llm
+import json
+entry = load_entries()[0]
+request = json.loads(entry.request)
+llm = replay_llm()
+assert llm.complete(messages=request["messages"], system=request["system"], tools=request["tools"],
+                    **request["params"]).cached
+if sys.argv[1] == "fail":
+    raise RuntimeError("a build step that fails after replaying")
+"""
+
+
+@pytest.mark.parametrize("outcome", ["success", "failure"])
+def test_the_replay_store_leaves_no_folder_in_the_temp_dir(tmp_path, outcome):
+    # every build used to leave a cacheeval-replay-* folder behind (the replay store's SQLite file)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", REPLAY_SCRIPT, "fail" if outcome == "failure" else "ok"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == (1 if outcome == "failure" else 0), proc.stderr[-2000:]
+    assert "a build step that fails" in proc.stderr or outcome == "success"
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith("cacheeval-replay-")]
 
 
 def test_cli_stats_json_and_evict(tmp_path, clock, capsys):

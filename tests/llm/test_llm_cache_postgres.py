@@ -75,6 +75,31 @@ def test_tampered_row_is_never_served(store, clock, capsys):
     assert llm.complete(MSGS).cached
 
 
+@pytest.mark.parametrize("tamper", ["moved_under_another_key", "truncated_response", "request_of_another_key"])
+def test_an_entry_that_its_key_did_not_produce_is_never_served(store, clock, capsys, tamper):
+    up = CountingProvider()
+    llm = CachedProvider(up, store, "both", clock=clock)
+    first = llm.complete(MSGS)
+    other = llm.complete([{"role": "user", "content": "a different question"}])
+    t = store.table
+    if tamper == "moved_under_another_key":  # another entry's response, usage and checksum under this key
+        store._conn.execute(f"UPDATE {t} SET (response, usage, checksum) = (SELECT response, usage, checksum "
+                            f"FROM {t} WHERE key = %s) WHERE key = %s", (other.key, first.key))
+    elif tamper == "truncated_response":
+        store._conn.execute(f"UPDATE {t} SET response = left(response, length(response) / 2) WHERE key = %s",
+                            (first.key,))
+    else:  # the whole row of the other entry under this key
+        store._conn.execute(f"UPDATE {t} SET (request, response, usage, checksum) = (SELECT request, response, "
+                            f"usage, checksum FROM {t} WHERE key = %s) WHERE key = %s", (other.key, first.key))
+    capsys.readouterr()
+    again = llm.complete(MSGS)
+    assert not again.cached and up.calls == 3 and again.text != other.text
+    err = capsys.readouterr().err.strip()
+    problem = "does not re-hash to its key" if tamper == "request_of_another_key" else "fails its checksum"
+    assert err.startswith("warning: ") and problem in err and first.key[:12] in err and "\n" not in err
+    assert llm.complete(MSGS).cached  # the re-run answer replaced the bad row
+
+
 def test_stats_and_eviction(store, clock):
     llm = CachedProvider(CountingProvider(), store, "both", clock=clock)
     llm.complete([{"role": "user", "content": "kept: hit"}])

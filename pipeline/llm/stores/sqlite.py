@@ -3,7 +3,8 @@
 It opens through `pipeline.core.sqlite.CacheDB`, like every SQLite cache of the project: a damaged
 file (a folder in its place, random bytes, a truncated file, tables of another shape) is moved aside
 with one warning and an empty cache started in its place; the requests run again, the build never
-crashes over its cache.
+crashes over its cache. The path `MEMORY` keeps the cache in this process's memory (the replay
+store of the embedded build: nothing on disk to leave behind).
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 from pipeline.core.sqlite import CacheDB
 from pipeline.llm.stats import PriceFn
 from pipeline.llm.stores.base import COLUMNS, CacheStore, Clock, ddl
+
+MEMORY = ":memory:"
 
 
 class SQLiteStore(CacheStore):
@@ -59,7 +62,9 @@ class SQLiteStore(CacheStore):
         self._conn.execute("COMMIT")
 
     def file_bytes(self) -> int:
-        """Bytes on disk: the database file plus its WAL."""
+        """Bytes on disk: the database file plus its WAL (0 in memory)."""
+        if str(self.path) == MEMORY:
+            return 0
         return sum(Path(f"{self.path}{s}").stat().st_size for s in ("", "-wal") if Path(f"{self.path}{s}").exists())
 
     def stats(self, price: PriceFn | None = None) -> dict:
