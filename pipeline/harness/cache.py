@@ -11,8 +11,9 @@ closure of what it imports from outside) and its config (thresholds, metric set,
 and `SCHEMA`. A code version or declared value that cannot be read is never reused (fail closed).
 
 Each entry is one readable JSON file holding the identity it was made from, the report and a
-checksum. Before serving, the stored identity must equal the current one and the checksum must hold;
-any mismatch, read error or corruption re-runs the evaluation (and overwrites the entry).
+checksum. Before serving, the entry must be a regular file, the stored identity must equal the
+current one and the checksum must hold; any mismatch, read error or corruption is one warning line
+and re-runs the evaluation, whose result overwrites the entry (a folder in its place included).
 
 Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still refreshes the entry)::
 
@@ -25,6 +26,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -181,6 +184,9 @@ class EvalCache:
     def _load(self, key: str, identity: Mapping[str, Any]) -> dict | None:
         path = self._file(key)
         try:
+            if not stat.S_ISREG(path.stat().st_mode):  # a folder, a FIFO (a read would hang), a device
+                warn(f"{path}: evaluation cache entry is not a regular file; evaluating again")
+                return None
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
@@ -221,6 +227,8 @@ class EvalCache:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+            if path.is_dir() and not path.is_symlink():  # a folder in the entry's place: replace it too
+                shutil.rmtree(path)
             os.replace(tmp, path)
         except OSError as exc:
             warn(f"{path}: could not write the evaluation cache entry ({exc}); continuing without it")

@@ -123,6 +123,65 @@ def test_corrupt_entry_reruns(tmp_path, toy, bench, capsys, damage):
     assert err.startswith(f"warning: {path}") and "evaluating again" in err and "\n" not in err
 
 
+def test_an_entry_moved_under_another_key_is_never_served(tmp_path, toy, bench, capsys):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    other = ec.identity(bench, toy.ToyCache(threshold=0.5), CONFIG)
+    ec.cached_run(ident, run)
+    ec.cached_run(other, run)
+    entries = {json.loads(p.read_text())["report"]["run"]: p for p in (tmp_path / "eval").rglob("*.json")}
+    shutil.copyfile(entries[2], entries[1])  # the second evaluation's whole entry in the first one's place
+    capsys.readouterr()
+    assert ec.cached_run(ident, run) == (run_report(3), False)
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"warning: {entries[1]}") and "has another schema or key" in err and "\n" not in err
+    assert ec.cached_run(ident, run) == (run_report(3), True)  # overwritten by the re-run
+
+
+def test_an_f1_edited_by_hand_is_rescored_by_the_cli_and_overwritten(tmp_path, monkeypatch, capsys):
+    from pipeline.cli import main
+
+    monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "evalcache"))
+    bench = str(Path(__file__).resolve().parents[1] / "data" / "bench.jsonl")
+    args = ["eval", "--bench", bench, "--baseline", "always_hit", "--json", str(tmp_path / "r.json"),
+            "--out", str(tmp_path / "r.md")]  # stdout: the one summary line with the F1
+    assert main(args) == 0
+    true_f1 = json.loads((tmp_path / "r.json").read_text())["metrics"]["f1"]["value"]
+    entry = next((tmp_path / "evalcache").rglob("*.json"))
+    data = json.loads(entry.read_text())
+    data["report"]["metrics"]["f1"]["value"] = 0.999  # a better score, checksum left as it was
+    entry.write_text(json.dumps(data, indent=1))
+    capsys.readouterr()
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert f"F1 {true_f1:.3f}" in out and "0.999" not in out
+    assert json.loads((tmp_path / "r.json").read_text())["metrics"]["f1"]["value"] == true_f1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {entry}") and "fails its checksum" in lines[0]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert f"F1 {true_f1:.3f}" in out and "served from the evaluation-result cache" in err  # the rescored entry
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_an_entry_that_is_not_a_regular_file_is_rerun_and_replaced(tmp_path, toy, bench, capsys, kind):
+    ec, run = EvalCache(tmp_path / "eval"), Runner()
+    ident = ec.identity(bench, toy.ToyCache(), CONFIG)
+    ec.cached_run(ident, run)
+    path = next((tmp_path / "eval").rglob("*.json"))
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)  # a read would wait for a writer forever
+    else:
+        path.mkdir()
+        (path / "stray.json").write_text("{}")
+    capsys.readouterr()
+    assert ec.cached_run(ident, run) == (run_report(2), False)
+    err = capsys.readouterr().err.strip()
+    assert err == f"warning: {path}: evaluation cache entry is not a regular file; evaluating again"
+    assert path.is_file() and ec.cached_run(ident, run) == (run_report(2), True)
+
+
 def test_no_cache_forces_a_run_and_refreshes(tmp_path, toy, bench):
     ec, run = EvalCache(tmp_path / "eval"), Runner()
     ident = ec.identity(bench, toy.ToyCache(), CONFIG)
