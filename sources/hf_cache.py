@@ -53,7 +53,7 @@ def load(kind: str, path: Path, source_sha256: str, cache_dir: Path, **kwargs: A
         from pipeline.core.sqlite import set_aside
 
         set_aside(cache_dir, "is not a folder", "datasets cache")
-    builder = _builder(kind, path, cache_dir, kwargs)
+    builder = _builder(kind, path, source_sha256, cache_dir, kwargs)
     folder = Path(builder.cache_dir)
     with _locked(folder):
         if os.path.lexists(folder):
@@ -101,7 +101,7 @@ def _make(kind: str, path: Path, cache_dir: Path, kwargs: dict):
                                                   **kwargs)
 
 
-def _builder(kind: str, path: Path, cache_dir: Path, kwargs: dict):
+def _builder(kind: str, path: Path, source_sha256: str, cache_dir: Path, kwargs: dict):
     """The builder; `datasets` reads an existing folder's dataset_info.json while making it, so a
     damaged one fails here: the folder is found with an empty cache root, deleted, and made anew."""
     try:
@@ -115,8 +115,8 @@ def _builder(kind: str, path: Path, cache_dir: Path, kwargs: dict):
         folder = cache_dir / relative
         if not os.path.lexists(folder):
             raise
-        with _locked(folder):
-            if os.path.lexists(folder):
+        with _locked(folder):  # another process may have remade it meanwhile: then it passes its record
+            if os.path.lexists(folder) and folder_problem(folder, source_sha256):
                 _discard(folder, f"cannot be opened ({type(exc).__name__})", path)
         return _make(kind, path, cache_dir, kwargs)
 

@@ -146,3 +146,29 @@ def test_the_build_reads_its_corpora_into_the_cache_dir_it_is_given(corpora, tmp
         run_build("smoke", tmp_path / "out", corpora, tmp_path / "chosen")
     assert len(cache_folders(tmp_path / "chosen" / "hf-datasets")) >= len(CORPORA)
     assert not (tmp_path / "elsewhere").exists()
+
+
+READER = """
+import sys
+from sources.datasets_dir import DatasetsDir
+ddir = DatasetsDir(sys.argv[1])
+print(sum(len(list(ddir.load(name))) for name in sys.argv[2:]))
+"""
+
+
+def test_two_processes_reading_a_cold_cache_at_once_agree_without_a_warning(corpora, tmp_path):
+    # each folder is checked, made and recorded under a lock: neither process takes the other's
+    # fresh, not yet recorded folder for damage
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), settings.CACHE_DIR: str(tmp_path / "shared-cache")}
+    env.pop(settings.HF_DATASETS_CACHE, None)
+    procs = [subprocess.Popen([sys.executable, "-c", READER, str(corpora), *CORPORA], cwd=root, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
+    assert [r[2] for r in results] == [0, 0], results
+    assert results[0][0] == results[1][0] and int(results[0][0]) > 0
+    assert not datasets_warnings(results[0][1] + results[1][1])
+    assert all((f / RECORD).is_file() for f in cache_folders(tmp_path / "shared-cache" / "hf-datasets"))
