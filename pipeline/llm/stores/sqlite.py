@@ -27,7 +27,7 @@ class SQLiteStore(CacheStore):
     def __init__(self, path: str | Path, table: str = "llm_cache", clock: Clock = time.time) -> None:
         super().__init__(table, clock)
         self.path = Path(path)
-        self.where = str(self.path)
+        self.where = "LLM cache (in memory)" if str(path) == MEMORY else str(self.path)
         self._db = CacheDB(
             self.path, ddl(table), what="LLM cache",
             # the schema check: every column this store reads, in both tables
