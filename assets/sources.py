@@ -3,11 +3,13 @@
 `source_manifest` records which corpora the datasets dir holds and the sha256 of every input file.
 
 `mined_pairs` fans real-traffic mining out over input shards: `real_traffic_shards` emits one
-dynamic output per shard of the datasets dir ("<corpus>/<file>", domains.corpora.mining.shards);
-`mine_real_traffic_shard` mines one shard (scrub, duplicate hash, usearch ANN over MiniLM, rules,
-family guard, verifiers); `merge_mined_shards` joins the results in shard order, so the asset's
-value does not depend on which step finished first. Under a multiprocess executor (the Dagster UI's
-default) the shards are mined in parallel; a larger corpus only adds shards. Without a datasets dir
+dynamic output per shard of the datasets dir ("<corpus>/<file>", a big file as fixed record ranges
+"<corpus>/<file>@<start>-<end>": domains.corpora.mining.shards); `mine_real_traffic_shard`
+prepares one shard (every user turn scrubbed and sorted, single-turn prompts MinHash-signed and
+MiniLM-embedded); `merge_mined_shards` pairs, labels, guards and verifies over all of them in shard
+order (a pair across shards is found; the value does not depend on which step finished first).
+Under a multiprocess executor (the Dagster UI's default) the shards are prepared in parallel; a
+larger corpus only adds shards. Without a datasets dir
 (or with no real-traffic corpus in it) the asset is empty and the generators mine nothing.
 candidate_rows reads it: the conversational and creative real_traffic_mined generators take their
 domain's rows from it (GenContext.mined) instead of mining again.
@@ -15,7 +17,6 @@ domain's rows from it (GenContext.mined) instead of mining again.
 
 import hashlib
 import re
-from collections import Counter
 
 from dagster import DynamicOut, DynamicOutput, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
 
@@ -52,31 +53,35 @@ def real_traffic_shards(build: BuildSettings):
 
 @op
 def mine_real_traffic_shard(context: OpExecutionContext, build: BuildSettings, shard: str) -> MinedShard:
-    """Mine one shard; its verified candidates, drops by reason and counts."""
-    from domains.corpora.mining import mine
+    """Prepare one shard: its turns scrubbed and sorted, its single-turn prompts signed and embedded."""
+    from domains.corpora.mining import prepare_shard
 
-    res = mine(build.datasets(), shard, cache_dir=build.caches)
-    context.log.info(f"{shard}: {res.n_prompts} prompts, {res.n_pairs} pairs considered, "
-                     f"{len(res.candidates)} kept")
-    return MinedShard(shard, tuple(res.candidates), dict(res.drops), res.n_prompts, res.n_pairs)
+    part = prepare_shard(build.datasets(), shard, cache_dir=build.caches)
+    context.log.info(f"{shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
+                     f"{len(part.texts)} distinct single-turn prompts")
+    return MinedShard(shard, part)
 
 
 @op
 def merge_mined_shards(context: OpExecutionContext, results: list[MinedShard]) -> MinedPairs:
-    """All shards' results in shard order: candidates (content-key order) and drops summed."""
-    ordered = sorted(results, key=lambda r: r.shard)
-    cands = sorted((c for r in ordered for c in r.candidates), key=lambda c: c.key)
-    drops: Counter = Counter()
-    for r in ordered:
-        drops.update(r.drops)
-    per_shard = {r.shard: {"prompts": r.prompts, "pairs": r.pairs, "kept": len(r.candidates)} for r in ordered}
+    """Every prepared shard paired in shard order: verified candidates (content-key order), drops summed."""
+    from domains.corpora.mining import pair, shard_order, summarise
+
+    ordered = sorted(results, key=lambda r: shard_order(r.shard))
+    res = pair([r.prepared for r in ordered])
+    cands = res.candidates
+    per_shard = {r.shard: {"human_turns": r.prepared.human_turns, "usable_turns": len(r.prepared.turns)}
+                 for r in ordered}
+    summary = summarise([res])
     context.add_output_metadata({
-        "shards": len(ordered), "prompts": sum(r.prompts for r in ordered), "kept": len(cands),
+        "shards": len(ordered), "human_turns": res.n_prompts, "pairs_considered": res.n_pairs, "kept": len(cands),
+        "pairs_by_finder": MetadataValue.json(dict(sorted(res.sources.items()))),
         "per_shard": MetadataValue.json(per_shard),
-        "per_domain_label": MetadataValue.json(dict(sorted(Counter(f"{c.domain}:{c.label}" for c in cands).items()))),
-        "drops": MetadataValue.json(dict(sorted(drops.items()))),
+        "per_domain_label": MetadataValue.json(summary["kept"]),
+        "per_rule": MetadataValue.json(summary["rules"]),
+        "drops": MetadataValue.json(summary["drops"]),
     })
-    return MinedPairs(tuple(r.shard for r in ordered), tuple(cands), dict(sorted(drops.items())))
+    return MinedPairs(tuple(r.shard for r in ordered), tuple(cands), summary["drops"])
 
 
 @graph_asset(group_name=SOURCES)

@@ -1,18 +1,25 @@
-"""Real-traffic mining: time and pairs found per 1,000 prompts at 1k, 2k and the full shared
-traffic (ShareGPT + Chatbot Arena, ~4,700 prompts), and how time grows (near linear, not quadratic).
+"""Real-traffic mining at scale: time, peak memory and pairs per 1,000 human turns at 1k, 5k, 20k and
+all (~61k) human turns of the shared corpora, cold and warm, with the growth ratio per step.
 
-The first N prompts are taken across the shards in shard order and each shard's part is mined as
-in the build (scrub, duplicate hash, usearch ANN over MiniLM, rules, family guard, verifiers).
-Embeddings come from the content-addressed cache (default: the project's, as the build uses it);
-the `embed` column is the share of time spent getting vectors, so a cold cache shows up there.
-`--cold` uses a fresh cache folder per size (slow: MiniLM embeds ~10 long prompts/s on two cores).
+The first N human turns are taken in shard order (whole conversations) and mined as the build
+does: prepared (scrub, sort into uses, MinHash signatures, MiniLM vectors) and paired (duplicates,
+MinHash/LSH, usearch ANN, follow-up groups, rules, family guard, verifiers). Each (size, cold|warm)
+runs in its own process, so the peak memory (ru_maxrss) is that run's. Cold: a fresh embedding
+cache folder per size (the ONNX model folder is copied in, so model export is not timed); warm: the
+same folder again. The outputs of a cold and a warm run must be the same bytes (checked: sha256 of
+the candidates' keys, provenance and payloads, and the drops).
 
-    .venv/bin/python benchmarks/mining.py [--datasets-dir ../shared/datasets] [--sizes 1000 2000 0] [--cold]
+    .venv/bin/python benchmarks/mining.py [--datasets-dir ../shared/datasets] [--sizes 1000 5000 20000 0]
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,70 +28,84 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(datasets_dir: Path, n: int, cache_dir: Path | None) -> dict:
-    """Mine the first `n` prompts (0 = all) of the real-traffic shards; timings and counts."""
+def _records(datasets_dir: Path, n: int) -> list[tuple[str, str, list]]:
+    """(shard, corpus, records) in shard order, whole conversations, until n human turns (0 = all)."""
     from domains.corpora import mining as M
     from sources.datasets_dir import DatasetsDir
 
     ds = DatasetsDir(datasets_dir)
-    parts, left = [], n or None
+    out, seen = [], 0
     for shard in M.shards(ds):
-        prompts, _ = M.shard_prompts(ds, shard)  # read + scrub: outside the timed part (loading is benchmarked elsewhere)
-        if left is not None:
-            prompts = prompts[:left]
-            left -= len(prompts)
-        if prompts:
-            parts.append((shard, prompts))
-    embed_s = 0.0
-    real_embed = M.embed
+        corpus, records = M.shard_records(ds, shard)
+        take = []
+        for r in records:
+            if n and seen >= n:
+                break
+            take.append(r)
+            seen += sum(1 for role, text in (r.conversation or (("user", r.text),)) if role == "user")
+        if take:
+            out.append((shard, corpus, take))
+    return out
 
-    def timed_embed(texts, cache_dir=None):
-        nonlocal embed_s
-        t = time.perf_counter()
-        try:
-            return real_embed(texts, cache_dir)
-        finally:
-            embed_s += time.perf_counter() - t
 
-    M.embed = timed_embed
-    try:
-        start = time.perf_counter()
-        results = [M.mine(ds, shard, cache_dir=cache_dir, prompts=prompts) for shard, prompts in parts]
-        total = time.perf_counter() - start
-    finally:
-        M.embed = real_embed
-    return {"prompts": sum(r.n_prompts for r in results), "seconds": total, "embed_seconds": embed_s,
-            "pairs_considered": sum(r.n_pairs for r in results),
-            "candidates": sum(len(r.candidates) for r in results), "summary": M.summarise(results)}
+def one(datasets_dir: Path, n: int, cache_dir: Path) -> dict:
+    """Mine the first n human turns with `cache_dir`; time, peak memory, counts, output digest."""
+    from domains.base import canonical_json
+    from domains.corpora import mining as M
+
+    parts = _records(datasets_dir, n)
+    start = time.perf_counter()
+    prepared = [M.prepare(shard, corpus, recs, cache_dir) for shard, corpus, recs in parts]
+    mid = time.perf_counter()
+    res = M.pair(prepared)
+    end = time.perf_counter()
+    blob = canonical_json([[c.key, c.provenance.to_dict(), c.verification_payload] for c in res.candidates]
+                          + [sorted(res.drops.items())])
+    return {"turns": res.n_prompts, "seconds": end - start, "prepare_seconds": mid - start,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pairs": res.n_pairs,
+            "candidates": len(res.candidates), "digest": hashlib.sha256(blob.encode()).hexdigest(),
+            "summary": M.summarise([res])}
 
 
 def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, str(ROOT))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 0], help="prompt counts; 0 = all")
-    ap.add_argument("--cold", action="store_true", help="a fresh embedding cache per size")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000, 0], help="human turns; 0 = all")
+    ap.add_argument("--one", nargs=2, metavar=("N", "CACHE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    if args.one:
+        print(json.dumps(one(args.datasets_dir, int(args.one[0]), Path(args.one[1]))))
+        return 0
+    from pipeline.core import settings
+
+    models = settings.cache_root() / "models"
     rows = []
     for n in args.sizes:
-        if args.cold:
-            with tempfile.TemporaryDirectory(prefix="mining-bench-") as tmp:
-                rows.append(run(args.datasets_dir, n, Path(tmp)))
-        else:
-            run(args.datasets_dir, n, None)  # warm-up: fills the cache and loads the model once if needed
-            rows.append(run(args.datasets_dir, n, None))
-    base = rows[0]
-    print(f"{'prompts':>8} {'seconds':>8} {'embed s':>8} {'s/1k':>7} {'pairs/1k':>9} {'cands/1k':>9} {'time growth':>12} {'size growth':>12}")
+        with tempfile.TemporaryDirectory(prefix="mining-bench-") as tmp:
+            if models.is_dir():
+                shutil.copytree(models, Path(tmp) / "models")
+            runs = {}
+            for kind in ("cold", "warm"):
+                proc = subprocess.run([sys.executable, __file__, "--datasets-dir", str(args.datasets_dir), "--one", str(n), tmp],
+                                      capture_output=True, text=True, cwd=ROOT, check=True)
+                runs[kind] = json.loads(proc.stdout.strip().splitlines()[-1])
+            rows.append(runs)
+    print(f"{'turns':>7} {'cold s':>8} {'warm s':>8} {'cold MB':>8} {'warm MB':>8} {'pairs/1k':>9} {'rows/1k':>8} "
+          f"{'time x':>7} {'size x':>7} {'same bytes':>10}")
+    prev = None
     for r in rows:
-        k = r["prompts"] / 1000
-        print(f"{r['prompts']:8d} {r['seconds']:8.2f} {r['embed_seconds']:8.2f} {r['seconds'] / k:7.2f} "
-              f"{r['pairs_considered'] / k:9.1f} {r['candidates'] / k:9.2f} "
-              f"{r['seconds'] / base['seconds']:12.2f} {r['prompts'] / base['prompts']:12.2f}")
-    last = rows[-1]
-    ratio = (last["seconds"] / base["seconds"]) / (last["prompts"] / base["prompts"])
-    print(f"time growth / size growth, {base['prompts']} -> {last['prompts']} prompts: {ratio:.2f} (1 = linear)")
+        c, w = r["cold"], r["warm"]
+        k = c["turns"] / 1000
+        tx = f"{c['seconds'] / prev['seconds']:.2f}" if prev else "-"
+        sx = f"{c['turns'] / prev['turns']:.2f}" if prev else "-"
+        print(f"{c['turns']:7d} {c['seconds']:8.1f} {w['seconds']:8.1f} {c['peak_mb']:8.0f} {w['peak_mb']:8.0f} "
+              f"{c['pairs'] / k:9.1f} {c['candidates'] / k:8.2f} {tx:>7} {sx:>7} {str(c['digest'] == w['digest']):>10}")
+        prev = c
+    last = rows[-1]["cold"]
+    print("yield per 1,000 human turns by rule:",
+          {rule: round(n / (last["turns"] / 1000), 3) for rule, n in last["summary"]["rules"].items()})
     print("kept:", last["summary"]["kept"])
     print("drops:", last["summary"]["drops"])
     return 0

@@ -14,6 +14,10 @@ ADVERSARIAL = one answer-determining token changed by an operator, either in the
 (30 °C -> 35 °C, Austria -> Australia) or in the final message (Fahrenheit -> Kelvin, second ->
 third); UNRELATED = conversations of different kinds.
 
+With a datasets dir, real_traffic_mined adds ADVERSARIAL pairs from real conversations: the same
+follow-up ("continue", "make it shorter", "explain the second point", "yes") after two different
+conversations (domains/corpora/mining/followups.py).
+
 Candidates are built once (`families.capped_builder`) up to `caps_for(ctx.need, spare=8)`, labels
 taking turns at one family guard in strict rounds (one try per turn): every pool runs over the
 conversations in one order, so a label whose candidate is refused does not run ahead of the others.
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from domains.corpora import mining
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.families import capped_builder, method_generators, round_robin, surface
@@ -392,7 +397,7 @@ _build = capped_builder(DOMAIN, _pools, LABELS, spare=8, tries=1)
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar final message after earlier turns; answers depend on the conversation.",
-    generators=method_generators(DOMAIN, _build.for_ctx),
+    generators={**method_generators(DOMAIN, _build.for_ctx), "real_traffic_mined": mining.multi_turn_traffic_rows},
     verifier="context_rubric",
     operators=OPERATORS,
     policy=lambda c: None,

@@ -5,9 +5,12 @@ Selection per (domain, label) cell:
    then shuffled by a generator seeded from the stable name `select/<domain>/<label>`, so the order
    never depends on generation order and a smaller profile selects a prefix of a larger one's
    per-method order;
-2. the cell's quota is shared among the methods present in proportion to `method_mix` (largest
-   remainder, ties in config order), capped by what each method has, the rest passed on to the
-   other methods;
+2. rows mined from real traffic (PREFERRED: `real_traffic_mined`, the method the specification puts
+   first for external validity, and the scarce one: a corpora build mines a few hundred against
+   a mix target of 520) fill the cell first, up to its quota; the rest of the quota is shared
+   among the other methods present in proportion to `method_mix` (largest remainder, ties in
+   config order), capped by what each method has, the rest passed on to the other methods. The
+   embedded default mines nothing, so this changes nothing there;
 3. each method contributes the first n candidates of its order; the remainder is dropped as
    `surplus` (the stable documented order above).
 
@@ -22,6 +25,9 @@ from typing import Iterable, Mapping, Sequence
 
 from domains.base import LABELS, Candidate, Outcome, request_key, stable_hash, stable_rng
 from pipeline.core.config import Profile
+
+
+PREFERRED = ("real_traffic_mined",)  # methods that fill a cell before the mix shares the rest (see 2. above)
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,14 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
         by_method[c.construction_method].append(c)
     for method, items in by_method.items():
         stable_rng("select", domain, label, method).shuffle(items)
-    weights = {m: float(method_mix.get(m, 0)) for m in method_mix if m in by_method}
-    weights.update({m: 1.0 for m in sorted(by_method) if m not in weights})  # unknown methods still count
-    counts = apportion(quota, weights, {m: len(v) for m, v in by_method.items()})
+    weights = {m: float(method_mix.get(m, 0)) for m in method_mix if m in by_method and m not in PREFERRED}
+    weights.update({m: 1.0 for m in sorted(by_method) if m not in weights and m not in PREFERRED})  # unknown methods count
+    first: dict[str, int] = {}
+    for m in (m for m in PREFERRED if m in by_method):
+        first[m] = min(len(by_method[m]), quota)
+        quota -= first[m]
+    counts = {**first, **apportion(quota, weights, {m: len(v) for m, v in by_method.items()})}
+    weights = {**first, **weights}
     chosen: list[Candidate] = []
     used: Counter = Counter()
     for method in weights:

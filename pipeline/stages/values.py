@@ -9,6 +9,7 @@ stay plain dicts and lists; `row_difficulty` is `pipeline.stages.difficulty.Diff
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from domains.base import Candidate, Outcome
 from pipeline.stages.selection import Selection, SelectedRow
@@ -16,13 +17,11 @@ from pipeline.stages.selection import Selection, SelectedRow
 
 @dataclass(frozen=True)
 class MinedShard:
-    """One real-traffic shard mined: its verified candidates, drops by reason, prompts and pairs seen."""
+    """One real-traffic shard prepared for pairing (domains.corpora.mining.PreparedShard: its usable
+    turns, drops, and its single-turn prompts' MinHash signatures and MiniLM vectors)."""
 
     shard: str
-    candidates: tuple[Candidate, ...]
-    drops: dict[str, int]
-    prompts: int
-    pairs: int
+    prepared: Any
 
 
 @dataclass(frozen=True)

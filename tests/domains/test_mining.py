@@ -66,8 +66,10 @@ def test_route(text, route):
 
 
 def _candidate(a, b):
-    p = [M.Prompt(f"r{i}", t, False, "sharegpt", "x.json", "lic") for i, t in enumerate((a, b))]
-    return M._candidate(p[0], p[1], M.classify(a, b))
+    from domains.corpora.mining import single, turns
+
+    p = [turns.Turn("sharegpt", "x.json", "lic", f"r{i}", 0, f"r{i}", t, "first", False, ()) for i, t in enumerate((a, b))]
+    return single.candidate(p[0], p[1], M.decide(a, b))
 
 
 @pytest.mark.parametrize("a, b, domain, vm", [
@@ -76,6 +78,7 @@ def _candidate(a, b):
     ("Write a poem about 2 cats.", "Write a poem about 3 cats.", "creative", "policy_no_cache"),
     ("Summarise clause 23 of the HIA contract.", "Summarise clause of the HIA contract.", "conversational", "rubric"),
     ("What is the weather in Oslo today?", "what is the weather in oslo today", "conversational", "policy_no_cache"),
+    ("Write a sort that does not use recursion.", "Write a sort that does use recursion.", "conversational", "rubric"),
 ])
 def test_candidates_verify(a, b, domain, vm):
     c = _candidate(a, b)
@@ -102,6 +105,7 @@ def test_fixture_shards_mine_without_pairs(tmp_path):
     assert sum(r.n_prompts for r in results) == 30  # 31 records, one ShareGPT record without a human turn
     assert sum((r.drops for r in results), Counter()) == Counter({"empty_prompt": 1})
     assert all(r.candidates == [] for r in results)  # the fixtures hold no duplicate prompts
+    assert M.pair([M.prepare_shard(ds, s, tmp_path) for s in M.shards(ds)]).candidates == []
 
 
 PLANTED = [  # (a, b): found only through the ANN index (they are not duplicates after normalisation)
@@ -127,11 +131,12 @@ def test_planted_pairs_are_found_routed_and_verified(tmp_path):
     res = M.mine(ds, "sharegpt/ShareGPT_V3_filtered_500.json", cache_dir=tmp_path / "cache")
     got = {(c.domain, c.label, c.subcategory, c.provenance.source_record) for c in res.candidates}
     assert got == {
-        ("creative", "ADVERSARIAL", "number_change", "pp0a|pp0b"),
-        ("conversational", "ADVERSARIAL", "number_change", "pp1a|pp1b"),
-        ("conversational", "ADVERSARIAL", "language_swap", "pp2a|pp2b"),
-        ("conversational", "EQUIV", "time_sensitive+surface_variant", "pp3a|pp3b"),
+        ("creative", "ADVERSARIAL", "number_change", "pp0a#0|pp0b#0"),
+        ("conversational", "ADVERSARIAL", "number_change", "pp1a#0|pp1b#0"),
+        ("conversational", "ADVERSARIAL", "language_swap", "pp2a#0|pp2b#0"),
+        ("conversational", "EQUIV", "time_sensitive+surface_variant", "pp3a#0|pp3b#0"),
     }
+    assert res.sources["lsh"] > 0 and res.sources["ann"] >= 0
     for c in res.candidates:
         assert c.source == "sharegpt" and c.licence.startswith("none stated") and not c.provenance.scrubbed
         assert c.binary_label == "MISS" or c.label == "EQUIV"
@@ -141,7 +146,7 @@ def test_planted_pairs_are_found_routed_and_verified(tmp_path):
         rows = list(M.creative_traffic_rows(ctx))
     finally:
         del os.environ["CACHEEVAL_CACHE_DIR"]
-    assert [c.provenance.source_record for c in rows] == ["pp0a|pp0b"]
+    assert [c.provenance.source_record for c in rows] == ["pp0a#0|pp0b#0"]
 
 
 _DUMP = """
@@ -173,23 +178,28 @@ def test_bad_shard_name_is_one_line_error():
     from pipeline.core.errors import InputError
 
     with pytest.raises(InputError, match=r"^qqp/x\.json:file: not a real-traffic shard\. Use one of"):
-        M.shard_prompts(DatasetsDir(FIXTURES), "qqp/x.json")
+        M.shard_records(DatasetsDir(FIXTURES), "qqp/x.json")
+    with pytest.raises(InputError, match=r"^sharegpt/missing\.json@0-5:file: not a real-traffic shard"):
+        M.shard_records(DatasetsDir(FIXTURES), "sharegpt/missing.json@0-5")
 
 
 @pytest.mark.slow
 @pytest.mark.corpora
 def test_real_corpora_yield_pairs(shared_datasets):
-    # Uses the project's embedding cache (.cache/cacheeval or $CACHEEVAL_CACHE_DIR): a cold cache
-    # embeds ~4,600 prompts with MiniLM, several minutes on two cores.
+    # One mining run over every turn of the shared corpora (the project's embedding cache: a cold
+    # cache embeds ~25,000 distinct single-turn prompts with MiniLM, several minutes on two cores).
     ds = DatasetsDir(shared_datasets)
-    results = [M.mine(ds, s) for s in M.shards(ds)]
-    cands = [c for r in results for c in r.candidates]
-    assert sum(r.n_prompts for r in results) > 4000
-    assert len(cands) >= 3 and any(r.n_pairs > 10 for r in results)
+    names = M.shards(ds)
+    assert sum("ShareGPT_V3_unfiltered_cleaned_split.json@" in s for s in names) >= 5  # the 125 MB file is several steps
+    res = M.pair([M.prepare_shard(ds, s) for s in names])
+    cands = res.candidates
+    assert res.n_prompts > 61000  # every human turn is read, not only the first
+    assert len(cands) >= 150 and sum(c.domain == "multi_turn" for c in cands) >= 40
     assert {c.source for c in cands} <= {"sharegpt", "lmsys_arena"}
     assert all(c.construction_method == "real_traffic_mined" and verify(c).passed for c in cands)
-    drops = sum((r.drops for r in results), Counter())
-    assert drops["multi_token_change"] > 0 and drops["identical_text"] > 0
+    assert all(c.licence.startswith("none stated") for c in cands if c.source == "sharegpt")
+    assert res.sources["lsh"] > 0 and res.sources["ann"] > 0 and res.sources["follow_up"] > 0
+    assert res.drops["query_too_long"] > 0 and res.drops["multi_turn:cap_per_final"] > 0
 
 
 def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
@@ -214,11 +224,11 @@ def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
     steps = {rec.dagster_event.step_key for rec in instance.all_logs(res.run_id)
              if rec.dagster_event and rec.dagster_event.event_type == DagsterEventType.STEP_SUCCESS}
     assert {f"mined_pairs.mine_real_traffic_shard[{mapping_key(s)}]" for s in shards} <= steps
-    direct = [M.mine(ds, s, cache_dir=tmp_path / "cache") for s in shards]
-    assert [c.key for c in value.candidates] == sorted(c.key for r in direct for c in r.candidates)
-    assert value.drops == dict(sorted(sum((r.drops for r in direct), Counter()).items()))
+    direct = M.pair([M.prepare_shard(ds, s, cache_dir=tmp_path / "cache") for s in shards])
+    assert [c.key for c in value.candidates] == [c.key for c in direct.candidates]
+    assert value.drops == dict(sorted(direct.drops.items()))
     ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value.for_generators())
-    assert [c.provenance.source_record for c in M.creative_traffic_rows(ctx)] == ["pp0a|pp0b"]
+    assert [c.provenance.source_record for c in M.creative_traffic_rows(ctx)] == ["pp0a#0|pp0b#0"]
 
 
 def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):

@@ -1,0 +1,147 @@
+"""real_traffic_mined: pairs mined from every user turn of real conversations (ShareGPT, Chatbot
+Arena, WildChat).
+
+Modules: turns (every user message scrubbed, length-limited, sorted into first / standalone /
+follow-up, follow-ups with their cut earlier turns), context (the follow-up and standalone rules),
+rules (the single-turn labelling rules), near (MinHash/LSH and the MiniLM ANN index), single and
+followups (single-turn and multi-turn candidates), engine (prepare a shard, pair all shards).
+
+Shards: `shards(datasets)` lists one per input file ("<corpus>/<file>"), and a file holding more
+than SHARD_RECORDS records is cut into fixed record ranges ("<corpus>/<file>@<start>-<end>", loader
+order), so the 125 MB ShareGPT file is several steps. The build prepares every shard in its own
+step (assets/sources.py: scrub, sign, embed) and pairs them all in one (`pair`), so a pair across
+two shards is still found. Without ctx.mined (a generator called outside the build) the same is
+done here, memoised per datasets dir, file stats and cache dir.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from domains.base import Candidate, GenContext
+from domains.corpora.mining.engine import MineResult, PreparedShard, pair, prepare
+from domains.corpora.mining.near import default_cache_dir, embed, neighbour_pairs
+from domains.corpora.mining.rules import DIRECTION_WORDS, DIRECTIONS, LANGUAGES, Decision, classify, decide, tokens
+from domains.corpora.mining.single import _CREATIVE, METHOD, VERSION, criteria, route  # noqa: F401 (_CREATIVE: verified_features)
+from sources.registry import LOADERS
+
+__all__ = ["CORPORA", "DIRECTIONS", "DIRECTION_WORDS", "LANGUAGES", "METHOD", "VERSION", "Decision", "MineResult",
+           "PreparedShard", "SHARD_RECORDS", "classify", "criteria", "decide", "embed", "mine", "neighbour_pairs",
+           "pair", "prepare", "prepare_shard", "real_traffic_build", "real_traffic_rows", "route", "shard_records",
+           "shard_order", "shards", "summarise", "tokens"]
+
+CORPORA = tuple(name for name in LOADERS if LOADERS[name].real_traffic)  # the loaders of real user prompts
+SHARD_RECORDS = 2500
+_RANGE = re.compile(r"^(?P<file>.+)@(?P<start>\d+)-(?P<end>\d+)$")
+_RECORDS: "weakref.WeakKeyDictionary[Any, dict[str, list]]" = weakref.WeakKeyDictionary()
+
+
+def _corpus_records(datasets: Any, corpus: str) -> list:
+    per = _RECORDS.setdefault(datasets, {})
+    if corpus not in per:
+        per[corpus] = list(datasets.load(corpus))
+    return per[corpus]
+
+
+def _file_records(datasets: Any, corpus: str, rel: str) -> list:
+    return [r for r in _corpus_records(datasets, corpus) if r.source_file == rel]
+
+
+def shards(datasets: Any) -> list[str]:
+    """Every input shard of the real-traffic corpora present, sorted (see the module docstring)."""
+    if datasets is None:
+        return []
+    out = []
+    for corpus in CORPORA:
+        for rel in datasets.files(corpus):
+            n = len(_file_records(datasets, corpus, rel))
+            if n <= SHARD_RECORDS:
+                out.append(f"{corpus}/{rel}")
+            else:
+                out.extend(f"{corpus}/{rel}@{s}-{min(s + SHARD_RECORDS, n)}" for s in range(0, n, SHARD_RECORDS))
+    return sorted(out, key=shard_order)
+
+
+def shard_order(shard: str) -> tuple:
+    """Sort key of shard names: by file, then a file's record ranges by their start."""
+    m = re.search(r"@(\d+)-\d+$", shard)
+    return (shard[:m.start()], int(m.group(1))) if m else (shard, -1)
+
+
+def shard_records(datasets: Any, shard: str) -> tuple[str, list]:
+    """(corpus, the shard's records in loader order)."""
+    corpus, _, rel = shard.partition("/")
+    m = _RANGE.match(rel)
+    file = m.group("file") if m else rel
+    if corpus not in CORPORA or not rel or file not in (datasets.files(corpus) if datasets else []):
+        from pipeline.core.errors import InputError
+        raise InputError(f"{shard}:file: not a real-traffic shard. Use one of shards(datasets): <corpus>/<file> "
+                         f"or <corpus>/<file>@<start>-<end> with corpus in {', '.join(CORPORA)}")
+    recs = _file_records(datasets, corpus, file)
+    return corpus, (recs[int(m.group("start")):int(m.group("end"))] if m else recs)
+
+
+def prepare_shard(datasets: Any, shard: str, cache_dir: Path | None = None) -> PreparedShard:
+    """One shard's turns scrubbed and sorted, its single-turn prompts signed and embedded."""
+    corpus, records = shard_records(datasets, shard)
+    return prepare(shard, corpus, records, cache_dir)
+
+
+def mine(datasets: Any, shard: str, cache_dir: Path | None = None) -> MineResult:
+    """Mine one shard on its own (tests, tools): prepare it and pair within it."""
+    return pair([prepare_shard(datasets, shard, cache_dir)], shard)
+
+
+_MINED: dict[tuple, MineResult] = {}
+
+
+def _mined(datasets: Any) -> MineResult:
+    """Every shard prepared and paired, memoised per (datasets root, shard files' size and mtime,
+    cache dir), so the generators of several domains mine once."""
+    names = shards(datasets)
+    stats = []
+    for name in names:
+        corpus, _, rel = name.partition("/")
+        st = (datasets.folder(corpus) / rel.split("@")[0]).stat()
+        stats.append((name, st.st_size, st.st_mtime_ns))
+    key = (str(Path(datasets.root).resolve()), tuple(stats), str(default_cache_dir()))
+    if key not in _MINED:
+        _MINED[key] = pair([prepare_shard(datasets, s) for s in names])
+    return _MINED[key]
+
+
+def real_traffic_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+    """ctx.domain's mined candidates (content-key order) and the drops by reason (whatever the
+    domain): from ctx.mined when the build mined them (the mined_pairs asset), else mined here.
+    Nothing without a datasets dir."""
+    if ctx.mined is not None:
+        return ([c for c in ctx.mined["candidates"] if c.domain == ctx.domain], Counter(ctx.mined["drops"]))
+    if ctx.datasets is None or not shards(ctx.datasets):
+        return [], Counter()
+    res = _mined(ctx.datasets)
+    return [c for c in res.candidates if c.domain == ctx.domain], Counter(res.drops)
+
+
+def real_traffic_rows(ctx: GenContext) -> Iterator[Candidate]:
+    """Generator for a SPEC's "real_traffic_mined" method: the mined candidates of ctx.domain."""
+    yield from real_traffic_build(ctx)[0]
+
+
+# One name per domain that mines, for its SPEC (the same generator: rows are routed by domain).
+conversational_traffic_rows = creative_traffic_rows = multi_turn_traffic_rows = real_traffic_rows
+
+
+def summarise(results: Iterable[MineResult]) -> dict[str, Any]:
+    """Counts per domain and label, per rule (domain:label:rule), and drops by reason."""
+    labels: Counter = Counter()
+    rules: Counter = Counter()
+    drops: Counter = Counter()
+    for r in results:
+        labels.update(f"{c.domain}:{c.label}" for c in r.candidates)
+        rules.update(f"{c.domain}:{c.label}:{c.provenance.template_id}" for c in r.candidates)
+        drops.update(r.drops)
+    return {"kept": dict(sorted(labels.items())), "rules": dict(sorted(rules.items())),
+            "drops": dict(sorted(drops.items()))}

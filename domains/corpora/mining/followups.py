@@ -1,0 +1,120 @@
+"""Multi-turn mined pairs: the same final message after two different real conversations.
+
+Follow-up turns (a rule of domains.corpora.mining.context decided that the message's answer
+depends on the earlier turns) are grouped by their normalised text (domains.base.normalize_text).
+Inside a group, in corpus order (record id, message index), each turn pairs with the next unused
+turn of ANOTHER conversation whose earlier turns differ (their kept context and the first
+ANSWER_SNIPPET characters of the previous answer, normalised); at most MAX_PER_FINAL pairs per
+final message, so "continue" cannot fill the cell, and a turn is used once. Label: ADVERSARIAL
+(the message asks to go on, redo, pick from or answer what came before, and what came before
+differs, so one conversation's answer is wrong for the other). Drops, counted: `same_conversation`,
+`same_earlier_turns` (the pair would be one request twice), `cap_per_final`; repeated final
+messages no rule decides never reach here (turns.py counts them as `later_turn_not_standalone` or
+`courtesy`).
+
+Rows go to the `multi_turn` domain with the `context_rubric` verifier: the facts each answer
+depends on are the previous request and the beginning of the previous answer, and the two
+expected answers name them (so they differ, as a MISS needs).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from domains.base import Candidate, Provenance, normalize_text
+from domains.corpora.mining.turns import CONTEXT_CHARS, CONTEXT_TURNS, QUERY_CHARS, Turn, cut_text, scrub_record
+from sources.base import natural_key
+
+DOMAIN = "multi_turn"
+MAX_PER_FINAL = 2
+ANSWER_SNIPPET = 160
+RULE_TEXT = {
+    "continuation": "asks to go on with the previous answer",
+    "edit_previous": "asks to redo the previous answer",
+    "item_reference": "refers to a numbered part of the previous answer",
+    "reply_to_question": "answers the assistant's previous question",
+}
+GROUNDING = ("Two real users sent the same follow-up after different conversations; a cache keyed on the last "
+             "message alone would serve one conversation's answer to the other.")
+
+
+def _last(turn: Turn, role: str) -> str:
+    return next((m["content"] for m in reversed(turn.context or ()) if m["role"] == role), "")
+
+
+def _facts(turn: Turn) -> list[str]:
+    answer = cut_text(_last(turn, "assistant"), ANSWER_SNIPPET)[0]
+    request = cut_text(_last(turn, "user"), ANSWER_SNIPPET)[0]
+    return [f"previous request: {request}" if request else "previous request: (none kept)",
+            f"previous answer begins: {answer}"]
+
+
+def _context_key(turn: Turn) -> tuple[str, str]:
+    return (normalize_text(" ".join(m["content"] for m in turn.context or ())),
+            normalize_text(_last(turn, "assistant")[:ANSWER_SNIPPET]))
+
+
+def _context_record(turn: Turn) -> dict:
+    return {"earlier_turns": turn.earlier, "kept_turns": len(turn.context or ()), "cut_turns": list(turn.cut)}
+
+
+def candidate(a: Turn, b: Turn) -> Candidate:
+    """The ADVERSARIAL multi-turn candidate for two turns of one group (a first in corpus order)."""
+    fa, fb = _facts(a), _facts(b)
+    what = RULE_TEXT[a.use]
+    files = f"{a.corpus}/{a.source_file}" + ("" if b.source_file == a.source_file else f"|{b.corpus}/{b.source_file}")
+    params = {**scrub_record(a, b), "context_a": _context_record(a), "context_b": _context_record(b),
+              "limits": {"query_chars": QUERY_CHARS, "context_turns": CONTEXT_TURNS, "context_chars": CONTEXT_CHARS}}
+    return Candidate(
+        domain=DOMAIN, subcategory=f"real_follow_up_{a.use}", label="ADVERSARIAL", query_a=a.query, query_b=b.query,
+        expected_answer_a=f"A reply that {what} in this conversation ({fa[1]}).",
+        expected_answer_b=f"A reply that {what} in this conversation ({fb[1]}).",
+        rationale=(f"Mined from {a.corpus}: the same final message, which {what}, follows two different real "
+                   "conversations; its answer depends on the earlier turns, so one conversation's answer is wrong "
+                   "for the other."),
+        verification_method="context_rubric", verification_payload={"context_facts_a": fa, "context_facts_b": fb},
+        construction_method="real_traffic_mined", source=a.corpus, real_world_grounding=GROUNDING,
+        provenance=Provenance(generator=f"{DOMAIN}.real_traffic_mined", generator_version="1", template_id=a.use,
+                              source_file=files, source_record=f"{a.ref}|{b.ref}", scrubbed=a.scrubbed or b.scrubbed,
+                              operator_params=params),
+        licence=a.licence, context_a=a.context, context_b=b.context,
+    )
+
+
+def follow_up_pairs(turns: Iterable[Turn]) -> tuple[list[tuple[Turn, Turn]], Counter, int]:
+    """The capped pairs of follow-up turns, drops by reason, and how many groups repeat a message."""
+    groups: dict[str, list[Turn]] = {}
+    for t in turns:
+        if t.context is not None:
+            groups.setdefault(normalize_text(t.query), []).append(t)
+    pairs: list[tuple[Turn, Turn]] = []
+    drops: Counter = Counter()
+    repeated = 0
+    for norm in sorted(groups):
+        group = sorted(groups[norm], key=lambda t: (t.corpus, natural_key(t.record_id), t.index))
+        if len(group) < 2:
+            continue
+        repeated += 1
+        used: set[int] = set()
+        made = 0
+        for i, a in enumerate(group):
+            if i in used:
+                continue
+            for j in range(i + 1, len(group)):
+                b = group[j]
+                if j in used:
+                    continue
+                if b.conversation == a.conversation:
+                    drops["multi_turn:same_conversation"] += 1
+                    continue
+                if _context_key(a) == _context_key(b):
+                    drops["multi_turn:same_earlier_turns"] += 1
+                    continue
+                if made >= MAX_PER_FINAL:
+                    drops["multi_turn:cap_per_final"] += 1
+                    break
+                used.update((i, j))
+                pairs.append((a, b))
+                made += 1
+                break
+    return pairs, drops, repeated

@@ -1,0 +1,171 @@
+"""The deterministic labelling rules of real-traffic pairs (no model, no corpus statistics).
+
+`classify(a, b)` is the single-turn rule set (also a feature of the reference verified cache,
+pipeline/harness/references/verified_features.py, so its outputs are frozen: a new rule goes into
+`decide`). On word tokens after NFKC + casefold, sentence punctuation . , ! ? ; : dropped,
+operators and quotes kept:
+- same tokens (the prompts differ only in case, spacing or sentence punctuation) -> EQUIV;
+- one token substituted (possibly at several places, consistently) where both tokens are numbers,
+  programming or natural languages, the two ends of a direction/operator pair (encode/decode,
+  ascending/descending, to/from...), or capitalised names mid-sentence -> ADVERSARIAL (the
+  answer-determining-token rule: the answer repeats or depends on that token);
+- two capitalised names trading places throughout (role swap) -> ADVERSARIAL;
+- one number present in one prompt and absent from the other, nothing else changed ("clause 23 of
+  the contract" vs "clause of the contract") -> ADVERSARIAL (the answer must use that number);
+- anything else (other one-word changes, insertions, reorderings, several changes) -> dropped.
+
+`decide(a, b)` is what mining uses: `classify`, plus rules real traffic showed to be frequent and
+decidable:
+- negation_change: the prompts differ only by negation words inserted or deleted ("does not use
+  recursion" vs "does use recursion", "without a loop" vs "with a loop") -> ADVERSARIAL (the
+  negated request asks for the opposite).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+|[^\w\s]")
+_SENTENCE_PUNCT = frozenset(".,!?;:¿¡。，！？；：…")
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+LANGUAGES = frozenset("""
+python javascript typescript java kotlin swift rust golang ruby php perl scala haskell bash powershell sql
+matlab julia lua dart elixir erlang clojure fortran cobol c cpp csharp html css r
+english french german spanish italian portuguese chinese mandarin japanese korean russian arabic hindi dutch
+swedish norwegian danish finnish polish turkish greek hebrew vietnamese thai indonesian ukrainian czech
+""".split())
+_DIRECTION_PAIRS = [
+    ("encode", "decode"), ("encrypt", "decrypt"), ("compress", "decompress"), ("serialize", "deserialize"),
+    ("ascending", "descending"), ("increase", "decrease"), ("increasing", "decreasing"), ("add", "subtract"),
+    ("addition", "subtraction"), ("plus", "minus"), ("multiply", "divide"), ("to", "from"), ("before", "after"),
+    ("above", "below"), ("max", "min"), ("maximum", "minimum"), ("largest", "smallest"), ("highest", "lowest"),
+    ("first", "last"), ("pros", "cons"), ("advantages", "disadvantages"), ("buy", "sell"), ("import", "export"),
+    ("upload", "download"), ("push", "pull"), ("left", "right"), ("north", "south"), ("east", "west"),
+    ("celsius", "fahrenheit"), ("positive", "negative"), ("more", "less"), ("longer", "shorter"),
+    ("faster", "slower"), ("older", "younger"), ("better", "worse"), ("uppercase", "lowercase"),
+    ("horizontal", "vertical"), ("input", "output"), ("server", "client"), ("sender", "receiver"),
+]
+DIRECTIONS = {frozenset(p) for p in _DIRECTION_PAIRS}
+DIRECTION_WORDS = frozenset(w for p in _DIRECTION_PAIRS for w in p)
+
+
+def tokens(text: str) -> list[str]:
+    """Word, number and symbol tokens (NFKC, casefold) without sentence punctuation."""
+    return [t for t in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()) if t not in _SENTENCE_PUNCT]
+
+
+def _capitalised_mid_sentence(text: str, token: str) -> bool:
+    """The token occurs capitalised somewhere that is not the start of a sentence or line."""
+    norm = unicodedata.normalize("NFKC", text)
+    for m in re.finditer(r"(?<!\w)" + re.escape(token) + r"(?!\w)", norm, re.IGNORECASE):
+        before = norm[:m.start()].rstrip(" \t\"'(")
+        if m.group(0)[:1].isupper() and before and before[-1] not in ".!?\n:":
+            return True
+    return False
+
+
+def substitution_kind(old: str, new: str, text_a: str, text_b: str) -> str | None:
+    """Which answer-determining kind a one-token substitution is, or None when no rule decides."""
+    if _NUMBER.match(old) and _NUMBER.match(new):
+        return "number_change"
+    if old in LANGUAGES and new in LANGUAGES:
+        return "language_swap"
+    if frozenset((old, new)) in DIRECTIONS:
+        return "direction_swap"
+    if (old.isalpha() and new.isalpha() and len(old) > 1 and len(new) > 1
+            and _capitalised_mid_sentence(text_a, old) and _capitalised_mid_sentence(text_b, new)):
+        return "entity_change"
+    return None
+
+
+@dataclass(frozen=True)
+class Decision:
+    label: str | None       # None: dropped
+    rule: str               # the rule that decided, or the drop reason
+    old: str | None = None
+    new: str | None = None
+
+
+def classify(text_a: str, text_b: str) -> Decision:
+    """Label a pair of prompts by the deterministic rules, or say why no rule decides."""
+    if text_a == text_b:
+        return Decision(None, "identical_text")
+    ta, tb = tokens(text_a), tokens(text_b)
+    if not ta or not tb:
+        return Decision(None, "no_tokens")
+    if ta == tb:
+        return Decision("EQUIV", "surface_variant")
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    subs = {(ta[i1], tb[j1]) for tag, i1, i2, j1, j2 in ops if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1}
+    if all(tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1 for tag, i1, i2, j1, j2 in ops) and len(subs) == 1:
+        old, new = next(iter(subs))
+        kind = substitution_kind(old, new, text_a, text_b)
+        if kind is None:
+            return Decision(None, "one_token_undecided")
+        return Decision("ADVERSARIAL", kind, old, new)
+    # Position by position (same length): difflib may align a swap as insertions and deletions.
+    at = [k for k, (x, y) in enumerate(zip(ta, tb)) if x != y] if len(ta) == len(tb) else []
+    swaps = {(ta[k], tb[k]) for k in at}
+    # Adjacent positions are a reordering ("HIA NSW" vs "NSW HIA"), not two roles trading places.
+    apart = all(k2 - k1 > 1 for k1, k2 in zip(at, at[1:]))
+    if len(swaps) == 2 and apart:
+        (x, y), (u, v) = sorted(swaps)
+        # Two names trading places (who is charged, who is the victim): the roles, hence the answer, change.
+        if (x, y) == (v, u) and substitution_kind(x, y, text_a, text_b) == "entity_change":
+            return Decision("ADVERSARIAL", "role_swap", ta[at[0]], tb[at[0]])
+    if len(ops) == 1 and ops[0][0] in ("insert", "delete"):
+        tag, i1, i2, j1, j2 = ops[0]
+        gone = ta[i1:i2] if tag == "delete" else tb[j1:j2]
+        if len(gone) == 1 and _NUMBER.match(gone[0]):
+            # "clause 23" vs "clause": one side names a number the answer must use, the other leaves it open.
+            return Decision("ADVERSARIAL", "number_dropped", gone[0] if tag == "delete" else None,
+                            gone[0] if tag == "insert" else None)
+    if sorted(ta) == sorted(tb):
+        return Decision(None, "word_order_change")
+    if all(tag in ("insert", "delete") for tag, *_ in ops):
+        return Decision(None, "insertion_or_deletion")
+    return Decision(None, "multi_token_change")
+
+
+
+# Negation words: one side adds or removes only these (contractions split into "don", "'", "t").
+NEGATIONS = frozenset("not no never without none nothing nobody neither nor n't don doesn didn isn aren wasn weren "
+                      "won wouldn shouldn couldn can't cannot hasn haven hadn".split())
+_NEG_PAIRS = {frozenset(p) for p in [("with", "without"), ("can", "cannot"), ("always", "never"), ("do", "don"),
+                                     ("does", "doesn"), ("did", "didn"), ("is", "isn"), ("are", "aren"),
+                                     ("was", "wasn"), ("should", "shouldn"), ("could", "couldn"),
+                                     ("would", "wouldn"), ("has", "hasn"), ("have", "haven")]}
+
+
+_APOSTROPHE_T = frozenset(("'", "\u2019", "t"))
+
+
+def _negation_only(ta: list[str], tb: list[str]) -> bool:
+    """The token lists differ only by negation: inserted/deleted negation words (and the "'" "t"
+    of a contraction), or a word swapped for its negated form (with/without, is/isn't)."""
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return False
+    negated = False
+    for _, i1, i2, j1, j2 in ops:
+        gone = [t for t in ta[i1:i2] if t not in _APOSTROPHE_T]
+        added = [t for t in tb[j1:j2] if t not in _APOSTROPHE_T]
+        if len(gone) == 1 and len(added) == 1 and frozenset((gone[0], added[0])) in _NEG_PAIRS:
+            negated = True
+            continue
+        if any(t not in NEGATIONS for t in gone + added):
+            return False
+        negated = negated or bool(gone or added)
+    return negated
+
+
+def decide(text_a: str, text_b: str) -> Decision:
+    """`classify`, then the mining-only rules for what it leaves undecided."""
+    d = classify(text_a, text_b)
+    if d.label is not None or d.rule in ("identical_text", "no_tokens"):
+        return d
+    if _negation_only(tokens(text_a), tokens(text_b)):
+        return Decision("ADVERSARIAL", "negation_change")
+    return d

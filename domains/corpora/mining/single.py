@@ -1,0 +1,106 @@
+"""Single-turn mined pairs: a pair of real prompts labelled by `rules.decide` becomes a candidate.
+
+Domains: a creative request (write a poem, story, song...) -> creative under policy_no_cache
+("creative"); a time-sensitive one (weather, news, prices...) -> conversational with subcategory
+"time_sensitive" under policy_no_cache; every other prompt -> conversational with the rubric
+verifier (3 criteria derived from the prompt itself). A pair whose two prompts route differently is
+dropped (`domain_mismatch`).
+"""
+from __future__ import annotations
+
+import re
+
+from domains.base import Candidate, Provenance, normalize_text
+from domains.corpora.mining.rules import _NUMBER, DIRECTION_WORDS, LANGUAGES, Decision, tokens
+from domains.corpora.mining.turns import Turn, scrub_record
+from domains.text import live_request, script
+
+METHOD = "real_traffic_mined"
+VERSION = "2"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance
+SNIPPET = 160
+_CREATIVE = re.compile(
+    r"\b(write|compose|create|generate|give me|make|draft|tell me|come up with|continue)\b.{0,60}?"
+    r"\b(poem|poems|poetry|story|stories|haiku|limerick|sonnet|song|lyrics|rap|ballad|verse|fable|fairy tale|"
+    r"screenplay|script for a|scene|joke|jokes|slogan|tagline|novel|short story)\b")
+
+
+
+def route(text: str) -> tuple[str, str | None]:
+    """(domain, policy reason or None) for a prompt."""
+    t = " ".join(tokens(text)[:60])
+    if _CREATIVE.search(t):
+        return "creative", "creative"
+    if live_request(normalize_text(text)):
+        return "conversational", "time_sensitive"
+    return "conversational", None
+
+
+def criteria(text: str, changed: str | None = None) -> list[str]:
+    """Three criteria an answer to `text` must meet, derived from the prompt alone (plus the token
+    a mined ADVERSARIAL pair changed, which must be honoured)."""
+    toks = tokens(text)
+    snippet = " ".join(toks)
+    snippet = snippet if len(snippet) <= SNIPPET else snippet[:SNIPPET].rsplit(" ", 1)[0] + " ..."
+    keys = sorted({t for t in toks if _NUMBER.match(t) or t in LANGUAGES or t in DIRECTION_WORDS})
+    keys = ([changed] if changed else []) + [k for k in keys if k != changed][:9]
+    detail = ("uses exactly these answer-determining values from the request: " + ", ".join(keys)) if keys \
+        else "keeps every detail the request states"
+    return [f"answers the request: {snippet}", detail, f"replies in the request's script ({script(text).lower()})"]
+
+
+# ---- candidates ----
+
+GROUNDING = {
+    "EQUIV": "Two users of a public chat service sent the same prompt, differing only in case, spacing or punctuation.",
+    "ADVERSARIAL": "Two real chat prompts that read almost the same but change one answer-determining value "
+                   "(a number, a name, a language or a direction, a number one of them leaves out, or a negation).",
+}
+GROUNDING_POLICY = {
+    "creative": "A real creative request: each user expects a fresh piece, so it is never served from a cache.",
+    "time_sensitive": "A real request for live information that must be answered fresh, never from a cache.",
+}
+
+
+def candidate(a: Turn, b: Turn, d: Decision) -> Candidate | None:
+    """The candidate for a labelled pair of turns (query_a: the smaller record id), or None when the
+    two prompts route to different domains."""
+    domain, reason = route(a.query)
+    if route(b.query) != (domain, reason):
+        return None
+    ca, cb = criteria(a.query, d.old), criteria(b.query, d.new)
+    crit = {"criteria_a": ca, "criteria_b": cb}
+    if reason:
+        vm, payload = "policy_no_cache", {"policy": reason, "underlying_method": "rubric", "underlying_payload": crit}
+    else:
+        vm, payload = "rubric", crit
+    sub = d.rule if reason != "time_sensitive" else f"time_sensitive+{d.rule}"
+    if d.label == "EQUIV":
+        rationale = (f"Mined from {a.corpus}: the two prompts differ only in case, spacing or sentence punctuation, "
+                     "so they are the same request.")
+        ans_a = ans_b = f"A response that {ca[0]}."
+    elif d.rule == "number_dropped":
+        number = d.old or d.new
+        rationale = (f"Mined from {a.corpus}: the prompts differ only in that one names the number '{number}' and the "
+                     "other leaves it out; the answer must use that number, so a cached answer would be wrong.")
+        ans_a, ans_b = (f"A response that {c[0]}" + (f", using '{t}'." if t else ", without assuming a number.")
+                        for c, t in ((ca, d.old), (cb, d.new)))
+    elif d.rule == "negation_change":
+        rationale = (f"Mined from {a.corpus}: the prompts differ only by a negation, so one asks for the opposite of "
+                     "the other and a cached answer would be wrong.")
+        ans_a, ans_b = f"A response that {ca[0]}.", f"A response that {cb[0]}."
+    else:
+        rationale = (f"Mined from {a.corpus}: the prompts differ only in '{d.old}' vs '{d.new}' ({d.rule.replace('_', ' ')}); "
+                     "the answer repeats or depends on that token, so a cached answer would be wrong.")
+        ans_a, ans_b = f"A response that {ca[0]}, using '{d.old}'.", f"A response that {cb[0]}, using '{d.new}'."
+    return Candidate(
+        domain=domain, subcategory=sub, label=d.label, query_a=a.query, query_b=b.query,
+        expected_answer_a=ans_a, expected_answer_b=ans_b, rationale=rationale, verification_method=vm,
+        verification_payload=payload, construction_method=METHOD, source=a.corpus,
+        real_world_grounding=GROUNDING_POLICY[reason] if reason else GROUNDING[d.label],
+        provenance=Provenance(generator=f"{domain}.{METHOD}", generator_version=VERSION, template_id=d.rule,
+                              source_file=f"{a.corpus}/{a.source_file}", operator_params=scrub_record(a, b),
+                              source_record=f"{a.ref}|{b.ref}", scrubbed=a.scrubbed or b.scrubbed),
+        licence=a.licence,
+    )
+
+
