@@ -18,7 +18,8 @@ operators and quotes kept:
 decidable:
 - negation_change: the prompts differ only by negation words inserted or deleted ("does not use
   recursion" vs "does use recursion", "without a loop" vs "with a loop") -> ADVERSARIAL (the
-  negated request asks for the opposite).
+  negated request asks for the opposite);
+and drops three of classify's calls that blind readers found wrong or doubtful (see `decide`).
 """
 from __future__ import annotations
 
@@ -161,9 +162,47 @@ def _negation_only(ta: list[str], tb: list[str]) -> bool:
     return negated
 
 
+# Code in a prompt: there, a change of letter case renames an identifier (Python's `Name` and `name`
+# are two variables, and the answer repeats the one asked about).
+_CODE = re.compile(r"[=;{}`]|>>|\w\(|\bdef |\bimport |\bclass |\breturn\b")
+
+
+_QUESTION_WORD = re.compile(r"^\W*(?:what|how|why|who|whom|whose|when|where|which|can|could|is|are|am|was|were|do|"
+                            r"does|did|will|would|should|shall|may|might|have|has|had)\b", re.IGNORECASE)
+
+
+def _asks(text: str) -> bool:
+    """A question: it holds a question mark or opens with a question word ("how do I ...")."""
+    return "?" in text or bool(_QUESTION_WORD.match(text))
+
+
+def _case_changed_in_code(text_a: str, text_b: str) -> bool:
+    words_a, words_b = re.findall(r"\w+", text_a), re.findall(r"\w+", text_b)
+    recased = len(words_a) == len(words_b) and any(x != y and x.casefold() == y.casefold()
+                                                   for x, y in zip(words_a, words_b))
+    return recased and bool(_CODE.search(text_a) or _CODE.search(text_b))
+
+
 def decide(text_a: str, text_b: str) -> Decision:
-    """`classify`, then the mining-only rules for what it leaves undecided."""
+    """`classify`, then the mining-only rules: what it leaves undecided, and three of its calls that
+    blind readers of real traffic showed to be wrong or doubtful (each dropped with its reason):
+    - a question mark that alone makes one side a question ("correct?" vs "Correct!") asks on one
+      side and states on the other: not a surface variant (`question_mark_changed`; "How do I
+      boil an egg?" vs "how do I boil an egg" still is one);
+    - a change of letter case where the prompt holds code renames an identifier, not a surface
+      variant (`case_change_in_code`);
+    - a number changed only where it is a line number ("line 87" vs "line 88" in a traceback):
+      whether the answer repeats it is a matter of taste, so no label (`line_number_undecided`)."""
     d = classify(text_a, text_b)
+    if d.label == "EQUIV":
+        if _asks(text_a) != _asks(text_b):
+            return Decision(None, "question_mark_changed")
+        if _case_changed_in_code(text_a, text_b):
+            return Decision(None, "case_change_in_code")
+        return d
+    if d.rule == "number_change" and re.search(rf"\bline {re.escape(d.old)}\b", text_a, re.IGNORECASE) \
+            and re.search(rf"\bline {re.escape(d.new)}\b", text_b, re.IGNORECASE):
+        return Decision(None, "line_number_undecided")
     if d.label is not None or d.rule in ("identical_text", "no_tokens"):
         return d
     if _negation_only(tokens(text_a), tokens(text_b)):

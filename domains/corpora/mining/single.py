@@ -25,12 +25,19 @@ _CREATIVE = re.compile(
 
 
 
+# Not a request for live information, though it holds a time word: a discourse "now" opening a
+# sentence ("Now extract the adjectives", "now I get the error ...") and Python's "Traceback (most
+# recent call last)" (blind readers of mined rows caught both routed to the time-sensitive policy).
+_NOT_LIVE = re.compile(r"traceback \(most recent call last\)|(?:^|(?<=[.!?:\n]))\s*(?:(?:ok|okay|and|so|but),? )?now\b",
+                       re.IGNORECASE)
+
+
 def route(text: str) -> tuple[str, str | None]:
     """(domain, policy reason or None) for a prompt."""
     t = " ".join(tokens(text)[:60])
     if _CREATIVE.search(t):
         return "creative", "creative"
-    if live_request(normalize_text(text)):
+    if live_request(normalize_text(_NOT_LIVE.sub(" ", text))):
         return "conversational", "time_sensitive"
     return "conversational", None
 

@@ -1,0 +1,77 @@
+"""Mining rules mended after blind readers labelled every mined row of a corpora build (examples
+written for the tests, patterned on what the readers flagged): a surface variant of a later turn is
+not one request, a question mark or a recased identifier in code is not a surface change, a line
+number is no label, and a discourse "now" or a traceback header is not a request for live news."""
+from dataclasses import dataclass
+
+import pytest
+
+from domains.corpora import mining as M
+from domains.corpora.mining import engine, near
+from domains.corpora.mining.single import route
+from domains.base import normalize_text
+
+
+@pytest.mark.parametrize("a, b, label, rule", [
+    ("correct?", "Correct!", None, "question_mark_changed"),
+    ("It is done?", "It is done.", None, "question_mark_changed"),
+    ("Is it done?", "is it done", "EQUIV", "surface_variant"),
+    ('I typed:\n>> Total = 5\nand got nothing', 'I typed:\n>> total = 5\nand got nothing', None, "case_change_in_code"),
+    ("Why does print(Items) fail", "Why does print(items) fail", None, "case_change_in_code"),
+    ('File "app.py", line 87, in load: KeyError', 'File "app.py", line 88, in load: KeyError', None,
+     "line_number_undecided"),
+    # what the rules still decide
+    ("How do I boil an egg?", "how do I boil an egg ?", "EQUIV", "surface_variant"),
+    ("Summarise The Great Gatsby", "summarise the great gatsby", "EQUIV", "surface_variant"),
+    ("Explain chapter 3 of the book", "Explain chapter 4 of the book", "ADVERSARIAL", "number_change"),
+    ("Fix the bug on line 12 and add 3 tests", "Fix the bug on line 12 and add 4 tests", "ADVERSARIAL", "number_change"),
+])
+def test_decide_after_the_blind_reading(a, b, label, rule):
+    d = M.decide(a, b)
+    assert (d.label, d.rule) == (label, rule)
+
+
+@pytest.mark.parametrize("text, policy", [
+    ("Now extract the strongest adjectives.", None),
+    ("Thanks. Now I get the error: name 'x' is not defined", None),
+    ("ok now write the tests", None),
+    ('Traceback (most recent call last):\n  File "main.py", line 3', None),
+    ("What's the weather in Oslo now?", "time_sensitive"),
+    ("What is the latest news about the election", "time_sensitive"),
+    ("Which laptops are popular right now?", "time_sensitive"),
+])
+def test_time_words_that_ask_for_nothing_live(text, policy):
+    assert route(text) == ("conversational", policy)
+
+
+@dataclass(frozen=True)
+class _Rec:
+    record_id: str
+    conversation: tuple
+    text: str = ""
+    source_file: str = "t.json"
+    licence: str = "none stated"
+
+
+def _shard(records) -> engine.PreparedShard:
+    from domains.corpora.mining.turns import conversation_turns
+
+    turns = [t for r in records for t in conversation_turns("sharegpt", r) if not isinstance(t, str)]
+    texts = sorted({normalize_text(t.query) for t in turns if t.single})
+    return engine.PreparedShard("sharegpt/t.json", tuple(turns), {}, len(turns), tuple(texts), near.signatures(texts))
+
+
+def test_a_surface_variant_is_one_request_only_between_conversation_openings():
+    records = [
+        _Rec("a_0", (("user", "Write a haiku about rain"), ("assistant", "Rain on the roof"),
+                     ("user", "what did you change"))),
+        _Rec("b_0", (("user", "Explain recursion to a child"), ("assistant", "A function that calls itself"),
+                     ("user", "What did you change"))),
+        _Rec("c_0", (("user", "How do I boil an egg without cracking the shell?"),)),
+        _Rec("d_0", (("user", "how do I boil an egg without cracking the shell"),)),
+    ]
+    res = engine.pair([_shard(records)])
+    kept = [(c.query_a, c.query_b, c.label) for c in res.candidates]
+    assert kept == [("How do I boil an egg without cracking the shell?",
+                     "how do I boil an egg without cracking the shell", "EQUIV")]
+    assert res.drops["surface_variant_of_a_later_turn"] == 1
