@@ -88,7 +88,7 @@ def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext) -> list[
     """The phrasings sent to the model: up to `max_facts` of the domain's LM items, taking turns
     over their spread keys in an order seeded by the prompt id, and of each (in item order) the
     phrasings the prompt names."""
-    if spec.lm is None:
+    if spec.lm is None or spec.lm.items is None:
         return []
     keywords = {a: tuple(str(k) for k in ks) for a, ks in prompt["keywords"].items()}
     chosen = spread(spec.lm.items(keywords), lambda it: it.spread_key,
@@ -99,9 +99,15 @@ def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext) -> list[
 
 # ---------------------------------------------------------------- candidates
 
-def _upstream(snapshot: str) -> str:
-    names = load_prompts().get("upstream") or {}
-    return str(names.get(snapshot) or snapshot)
+@lru_cache(maxsize=8)
+def upstream(snapshot: str) -> str:
+    """The upstream model name configs/llm.yaml records for a snapshot (a row's source "lm:<name>")."""
+    from pipeline.llm.providers import load_llm_config
+
+    for spec in load_llm_config().providers.values():
+        if spec.get("snapshot") == snapshot and spec.get("upstream"):
+            return str(spec["upstream"])
+    return snapshot
 
 
 def _candidate(spec: DomainSpec, a: Seed, pa: str, b: Seed, pb: str, template_id: str, snapshot: str) -> Candidate:
@@ -112,7 +118,7 @@ def _candidate(spec: DomainSpec, a: Seed, pa: str, b: Seed, pb: str, template_id
         rationale=f"Two model rewordings of curated phrasings ('{a.text}' / '{b.text}') asking for "
                   f"{item.asks_for}; every answer-determining token kept.",
         verification_method=item.verification_method, verification_payload=dict(item.payload),
-        construction_method="lm_generated", source=f"lm:{_upstream(snapshot)}", real_world_grounding=GROUNDING,
+        construction_method="lm_generated", source=f"lm:{upstream(snapshot)}", real_world_grounding=GROUNDING,
         provenance=Provenance(generator=f"{spec.name}.lm_generated", generator_version=VERSION,
                               template_id=template_id, source_file=spec.lm.source_file,
                               source_record=f"{a.record}|{b.record}", model_snapshot=snapshot))
@@ -131,7 +137,7 @@ def generate(spec: DomainSpec, ctx: GenContext) -> tuple[list[Candidate], Counte
     """PARA_SAFE candidates of the domain `spec` (nothing without `ctx.llm` or `spec.lm`), the drops
     by reason, and how many prompts were sent."""
     drops: Counter = Counter()
-    if ctx.llm is None or spec.lm is None:
+    if ctx.llm is None or spec.lm is None or spec.lm.items is None:
         return [], drops, 0
     prompt, params = prompt_for(spec.name), dict(load_prompts()["params"])
     sent = seeds(spec, prompt, ctx)

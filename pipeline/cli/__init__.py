@@ -18,6 +18,7 @@ COMMANDS = {
     "check": ("pipeline.cli.build", "rebuild into a temporary folder and compare every committed output byte for byte"),
     "sources": ("pipeline.cli.sources", "list the upstream corpora found in a datasets dir"),
     "llm-cache": ("pipeline.cli.llm_cache", "inspect or evict the LLM response cache"),
+    "models": ("pipeline.cli.models", "join and verify the local language models' GGUF files (cacheeval models fetch)"),
     "ui": ("pipeline.cli.ui", "start the Dagster UI (DAGSTER_HOME defaults to .dagster_home/)"),
 }
 

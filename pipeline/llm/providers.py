@@ -11,8 +11,6 @@ A Dagster asset gets a cached provider with ``open_llm()`` and calls
 """
 from __future__ import annotations
 
-import fnmatch
-import importlib.util
 import json
 import os
 import re
@@ -27,14 +25,17 @@ from pipeline.core.config import ConfigError, check_keys, read_yaml
 from pipeline.core.errors import InputError
 from pipeline.core.hashing import weights_file_sha256
 from pipeline.llm.cached_provider import CachedProvider, LLMError, ReplayMissError, resolve_mode
+from pipeline.llm.models import JOIN_KEYS, gguf_path
 from pipeline.llm.stores import CacheStore, Clock, open_store
 from pipeline.core.paths import CONFIGS, PROJECT_ROOT
 
 LLM_CONFIG = CONFIGS / "llm.yaml"
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|@sha256:[0-9a-f]{64})$")
 _PROVIDER_KEYS = {
-    "llama_cpp": {"kind", "gguf", "gguf_package", "gguf_glob", "snapshot", "chat_format", "n_ctx", "n_threads"},
-    "openai_compatible": {"kind", "base_url", "model", "snapshot", "api_key_env", "timeout_s"},
+    "llama_cpp": {"kind", "gguf", "gguf_package", "gguf_glob", "join", "snapshot", "chat_format", "n_ctx", "n_threads",
+                  "upstream", "licence", "output_licence"},
+    "openai_compatible": {"kind", "base_url", "model", "snapshot", "api_key_env", "timeout_s", "upstream", "licence",
+                          "output_licence"},
 }
 
 
@@ -73,6 +74,8 @@ def load_llm_config(path: Path = LLM_CONFIG) -> LLMConfig:
             if kind not in _PROVIDER_KEYS:
                 raise ConfigError(f"{path}: providers.{name}.kind is '{kind}'. Use one of: {', '.join(sorted(_PROVIDER_KEYS))}")
             check_keys(f"{path}: providers.{name}", spec, _PROVIDER_KEYS[kind], {"kind"})
+            if spec.get("join") is not None:
+                check_keys(f"{path}: providers.{name}.join", spec["join"], JOIN_KEYS, JOIN_KEYS)
         if data["provider"] not in providers:
             raise ConfigError(f"{path}: provider '{data['provider']}' is not under providers. "
                               f"Available: {', '.join(sorted(providers))}")
@@ -108,8 +111,8 @@ class LlamaCppProvider:
                                  f"Update the snapshot or restore the pinned file")
             snapshot = actual
         if not snapshot:
-            raise InputError(f"{where}: GGUF file not found ({gguf}) and no snapshot pinned. Install the model, "
-                             f"or set snapshot to replay without it")
+            raise InputError(f"{where}: GGUF file not found ({gguf}) and no snapshot pinned. Install the model "
+                             f"(bash .ci/install-llm, then cacheeval models fetch), or set snapshot to replay without it")
         self.model_snapshot = snapshot
         self.chat_format = chat_format
         self.n_ctx, self.n_threads = n_ctx, n_threads
@@ -122,12 +125,12 @@ class LlamaCppProvider:
     def _load(self):
         if self._llama is None:
             if self.gguf is None:
-                raise LLMError(f"llama_cpp: no GGUF file for {self.model_snapshot[:40]}. Install the model or use replay mode")
+                raise LLMError(f"llama_cpp: no GGUF file for {self.model_snapshot[:40]}. Install the model (bash "
+                               f".ci/install-llm, then cacheeval models fetch) or use replay mode")
             try:
                 import llama_cpp  # optional extra, heavy: only when a request reaches the model
             except ImportError:
-                raise LLMError("llama_cpp: llama-cpp-python is not installed. Run "
-                               "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install -e '.[llm]'") from None
+                raise LLMError("llama_cpp: llama-cpp-python is not installed. Run bash .ci/install-llm") from None
             self._llama = llama_cpp.Llama(model_path=str(self.gguf), n_ctx=self.n_ctx, n_threads=self.n_threads,
                                           chat_format=self.chat_format, verbose=False)
         return self._llama
@@ -195,20 +198,6 @@ class OpenAICompatibleProvider:
         return raw
 
 
-def _find_gguf(spec: Mapping[str, Any]) -> Path | None:
-    if spec.get("gguf"):
-        path = Path(spec["gguf"])
-        return path if path.is_absolute() else PROJECT_ROOT / path
-    package = spec.get("gguf_package")
-    if package:
-        found = importlib.util.find_spec(package)
-        if found is not None and found.submodule_search_locations:
-            folder = Path(list(found.submodule_search_locations)[0])
-            matches = sorted(p for p in folder.rglob("*") if fnmatch.fnmatch(p.name, spec.get("gguf_glob") or "*.gguf"))
-            return matches[0] if matches else None
-    return None
-
-
 def build_provider(config: LLMConfig, name: str | None = None):
     """Build (and resolve the identity of) the named provider, or the configured one."""
     name = name or config.provider
@@ -216,7 +205,7 @@ def build_provider(config: LLMConfig, name: str | None = None):
         raise InputError(f"{config.path}: no provider '{name}'. Available: {', '.join(sorted(config.providers))}")
     spec, where = config.providers[name], f"{config.path}: providers.{name}"
     if spec["kind"] == "llama_cpp":
-        return LlamaCppProvider(_find_gguf(spec), snapshot=spec.get("snapshot"), chat_format=spec.get("chat_format"),
+        return LlamaCppProvider(gguf_path(spec), snapshot=spec.get("snapshot"), chat_format=spec.get("chat_format"),
                                 n_ctx=int(spec.get("n_ctx") or 2048), n_threads=spec.get("n_threads"), where=where)
     key_env = spec.get("api_key_env")
     return OpenAICompatibleProvider(spec["base_url"], spec["model"], snapshot=spec.get("snapshot"),

@@ -448,7 +448,7 @@ def test_llama_cpp_missing_runtime_is_a_clear_error_and_hits_need_no_runtime(tmp
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF fake weights")
     llm = CachedProvider(LlamaCppProvider(gguf), store, "both", clock=clock)
-    with pytest.raises(LLMError, match=r"llama-cpp-python is not installed. Run .*pip install -e '\.\[llm\]'"):
+    with pytest.raises(LLMError, match=r"llama-cpp-python is not installed. Run bash \.ci/install-llm"):
         llm.complete(MSGS)
     assert count_rows(store) == 0
     req = build_request("llama_cpp", gguf_identity(gguf), MSGS, settings={"chat_format": None})
