@@ -210,13 +210,42 @@ class LMItem:
 
 
 @dataclass(frozen=True)
+class EditSeed:
+    """One request a language model is asked to rewrite with exactly one answer-determining detail
+    changed (domains/lm/edits.py). The domain resolves the rewrite through `data`, its own handle
+    (a fact and phrasing, a sampled problem, a tool request), never through the model."""
+
+    record: str                     # the source record, e.g. "austria.capital#0"
+    text: str                       # the request sent to the model
+    spread_key: str                 # the seed sample takes turns over these
+    what: str                       # the detail to change, in words ("Austria to another country, such as Chile")
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class Span:
+    """The one contiguous span a rewrite changed (a token diff against the seed): the seed's text
+    of it, the rewrite's text of it, and the character offset of each."""
+
+    old: str
+    new: str
+    start_old: int
+    start_new: int
+
+
+@dataclass(frozen=True)
 class LMHooks:
     """A domain's part in LM-generated rows; the prompting and the acceptance rules are generic
     (domains/lm). `items(keywords)` gives the items whose attribute or aspect has keywords in the
-    prompt file (attribute -> words of which a rewording must use one)."""
+    prompt file (attribute -> words of which a rewording must use one): PARA_SAFE rewordings.
+    `edit_seeds()` and `resolve_edit(seed, rewrite, span)` give ADVERSARIAL rewrites: the seeds a
+    model may edit, and the domain's recomputation of a rewrite's answer (a Candidate, or the
+    reason it is dropped)."""
 
-    items: Callable[[Mapping[str, tuple[str, ...]]], Sequence[LMItem]]
-    source_file: str                # the curated file, relative to the project, for provenance
+    items: Callable[[Mapping[str, tuple[str, ...]]], Sequence[LMItem]] | None = None
+    source_file: str = ""           # the curated file, relative to the project, for provenance
+    edit_seeds: Callable[[], Sequence[EditSeed]] | None = None
+    resolve_edit: Callable[[EditSeed, str, Span], "Candidate | str"] | None = None
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
-from domains.lm import generate as lm_generate
+from domains.lm import edits as lm_edits, generate as lm_generate
 from domains.curated import read_curated, curated_error
-from domains.base import Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance, normalize_text
+from domains.base import (Candidate, DomainSpec, EditSeed, GenContext, LMHooks, LMItem, Operator, Provenance, Span,
+                          normalize_text, stable_rng)
 from domains.corpora import benchmarks as corpus_benchmarks
 from domains.families import capped_builder, method_generators, spread, surface_variant
 from domains.text import time_sensitive
@@ -304,9 +305,62 @@ def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
     return items
 
 
+# The detail a model is asked to change in a fact's question, by attribute ("the country").
+EDIT_WHAT = {"capital": "country", "continent": "country", "official_language": "country",
+             "chemical_symbol": "element", "atomic_number": "element", "element_by_number": "number",
+             "planet_by_order": "number", "planet_order": "planet", "largest_moon": "planet",
+             "world_cup_winner": "year", "olympic_host": "year", "book_author": "book", "publication_year": "book",
+             "river_mouth": "river", "river_capital": "river", "boiling_point": "unit", "freezing_point": "unit",
+             "per_metre": "unit", "per_kilometre": "unit", "per_mile": "unit", "per_yard": "unit",
+             "per_kilogram": "unit"}
+
+
+def lm_edit_seeds() -> list[EditSeed]:
+    """The first two phrasings of every fact whose attribute has a detail to change, each naming
+    the entity and three others of the table with the same attribute and another answer (a
+    rewrite to one of them has a known answer; the model may still pick any)."""
+    facts = load_facts()
+    out = []
+    for f in facts:
+        others = sorted({g.name for g in facts if g.attribute == f.attribute and not g.forms & f.forms})
+        if f.attribute not in EDIT_WHAT or not others:
+            continue
+        for i in range(min(2, len(f.questions))):
+            rng = stable_rng(DOMAIN, "lm_edit", f.fid, i)
+            pick = rng.sample(others, min(3, len(others)))
+            such = ", ".join(pick[:-1]) + (" or " if len(pick) > 1 else "") + pick[-1]
+            out.append(EditSeed(f"{f.fid}#{i}", f.questions[i], f.attribute,
+                                f"{f.name} to another {EDIT_WHAT[f.attribute]}, such as {such}", (f, i)))
+    return out
+
+
+def lm_resolve_edit(seed: EditSeed, rewrite: str, span: Span) -> Candidate | str:
+    """The fact table's reading of a rewrite: the changed span must be the fact's entity, and the
+    rewrite must be the seed with that entity replaced by another entity of the table that has the
+    same attribute; both answers then come from the table and must differ."""
+    f, i = seed.data
+    question = f.questions[i]
+    at = question.casefold().find(f.name.casefold())
+    if at < 0 or span.start_old >= at + len(f.name) or span.start_old + len(span.old) <= at:
+        return "changed_another_detail"
+    want = normalize_text(rewrite)
+    for g in load_facts():
+        if g.attribute != f.attribute or g.fid == f.fid:
+            continue
+        swapped = _swap_name(question, f.name, g.name)
+        if swapped is not None and normalize_text(swapped) == want:
+            if g.forms & f.forms:
+                return "answer_unchanged"
+            return _candidate("ADVERSARIAL", f, question, g, rewrite, "lm_generated",
+                              f"A model changed {f.name} to {g.name}; the fact table gives '{f.answers[0]}' vs "
+                              f"'{g.answers[0]}'.", "lm_edit", params={"attribute": f.attribute})
+    return "entity_not_in_table"
+
+
 def lm_rows(ctx: GenContext) -> list[Candidate]:
-    """PARA_SAFE pairs of model rewordings of the fact table's questions (none when ctx.llm is None)."""
-    return lm_generate.generate(SPEC, ctx)[0]
+    """PARA_SAFE pairs of model rewordings of the fact table's questions and ADVERSARIAL rewrites of
+    them with one entity changed (none when ctx.llm is None)."""
+    return lm_generate.generate(SPEC, ctx)[0] + lm_edits.generate(SPEC, ctx)[0]
 
 
 SPEC = DomainSpec(
@@ -318,5 +372,5 @@ SPEC = DomainSpec(
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
-    lm=LMHooks(items=lm_items, source_file=SOURCE_REL),
+    lm=LMHooks(items=lm_items, source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
 )

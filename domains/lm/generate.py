@@ -84,15 +84,15 @@ def messages_for(spec: Mapping[str, Any], question: str) -> list[dict]:
 
 # ---------------------------------------------------------------- seeds
 
-def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext) -> list[Seed]:
-    """The phrasings sent to the model: up to `max_facts` of the domain's LM items, taking turns
-    over their spread keys in an order seeded by the prompt id, and of each (in item order) the
-    phrasings the prompt names."""
+def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext, limit: int | None = None) -> list[Seed]:
+    """The phrasings sent to the model: up to `max_facts` (or `limit`) of the domain's LM items,
+    taking turns over their spread keys in an order seeded by the prompt id, and of each (in item
+    order) the phrasings the prompt names."""
     if spec.lm is None or spec.lm.items is None:
         return []
     keywords = {a: tuple(str(k) for k in ks) for a, ks in prompt["keywords"].items()}
-    chosen = spread(spec.lm.items(keywords), lambda it: it.spread_key,
-                    ctx.rng("lm", prompt["id"]))[:int(prompt["max_facts"])]
+    n = int(prompt["max_facts"]) if limit is None else min(int(prompt["max_facts"]), limit)
+    chosen = spread(spec.lm.items(keywords), lambda it: it.spread_key, ctx.rng("lm", prompt["id"]))[:n]
     return [Seed(it, i) for it in sorted(chosen, key=lambda it: it.group)
             for i in prompt["phrasings"] if i < len(it.phrasings)]
 
@@ -133,14 +133,14 @@ def _ask(llm, prompt: Mapping[str, Any], params: Mapping[str, Any], seed: Seed) 
             f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record") from None
 
 
-def generate(spec: DomainSpec, ctx: GenContext) -> tuple[list[Candidate], Counter, int]:
+def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None) -> tuple[list[Candidate], Counter, int]:
     """PARA_SAFE candidates of the domain `spec` (nothing without `ctx.llm` or `spec.lm`), the drops
-    by reason, and how many prompts were sent."""
+    by reason, and how many prompts were sent (`limit`: at most that many items, for a trial)."""
     drops: Counter = Counter()
     if ctx.llm is None or spec.lm is None or spec.lm.items is None:
         return [], drops, 0
     prompt, params = prompt_for(spec.name), dict(load_prompts()["params"])
-    sent = seeds(spec, prompt, ctx)
+    sent = seeds(spec, prompt, ctx, limit)
     by_group: dict[str, list[tuple[Seed, str]]] = {}
     for seed in sent:
         para = parse_output(_ask(ctx.llm, prompt, params, seed))

@@ -162,10 +162,11 @@ def replay_llm(path: Path = REPLAY_FILE, provider: str | None = None) -> CachedP
 
 
 def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
-    """Run the LM generators against the real model (recording every response into a fresh store),
-    export that store to `path`, and return the generation report."""
+    """Run the LM generators (paraphrases and edits) against the real model, recording every
+    response into a fresh store, export that store to `path`, and return the generation report."""
     from domains import all_domains
     from domains.base import GenContext
+    from domains.lm import edits
     from domains.lm.generate import generate
     from pipeline.core.config import load_profile
     from pipeline.llm.providers import open_llm
@@ -180,8 +181,9 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
         ctx = GenContext(domain=spec.name, profile=prof.name, need=dict(prof.matrix.get(spec.name, {})), llm=llm,
                          policy=spec.policy)
         cands, drops, prompts = generate(spec, ctx)
+        edited, y = edits.generate(spec, ctx, in_build=False)   # recorded before the build asks for them
         report[spec.name] = {"prompts": prompts, "kept": len(cands), "drops": dict(sorted(drops.items())),
-                          "seconds": round(time.monotonic() - t0, 1)}
+                             "edit": y.as_dict(), "seconds": round(time.monotonic() - t0, 1)}
     report["entries"] = export_store(store, path)
     report["model_snapshot"] = llm.model_snapshot
     report["seconds"] = round(time.monotonic() - started, 1)

@@ -1,0 +1,94 @@
+"""A small trial of every LM generation task on every domain that has it, with each local model:
+prompts sent, non-empty outputs, rows kept and drops by reason, per task, domain and model.
+
+    python -m domains.lm.trial [--models smollm2 qwen_coder] [--limit 10] [--json FILE]
+
+Tasks: `paraphrase` (domains/lm/generate.py: PARA_SAFE pairs of rewordings; `limit` items, two
+phrasings each) and `edit` (domains/lm/edits.py: ADVERSARIAL rewrites; `limit` seeds). Responses go
+through the LLM response cache under the cache root (mode both), so a second run is served from it.
+Nothing is written to outputs/ or to the replay file. Needs the models (bash .ci/install-llm, then
+cacheeval models fetch).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from domains.base import GenContext
+
+
+def run(models: list[str], limit: int) -> list[dict]:
+    """One record per (model, task, domain): sent, outputs, kept, drops, seconds and an example kept row."""
+    from domains import all_domains
+    from domains.lm import edits, generate
+    from pipeline.core import settings
+    from pipeline.llm.providers import load_llm_config, open_llm
+    from pipeline.llm.stores import open_store
+
+    config = load_llm_config()
+    store = open_store(settings.llm_db(), config.postgres_url())
+    records = []
+    for model in models:
+        llm = open_llm("both", provider=model, store=store)
+        for spec in (s for s in all_domains() if s.lm is not None):
+            ctx = GenContext(domain=spec.name, profile="v1.1", need={}, llm=llm, policy=spec.policy)
+            tasks = []
+            if spec.lm.items is not None:
+                tasks.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit))))
+            if spec.lm.edit_seeds is not None:
+                tasks.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
+            for task, call in tasks:
+                t0 = time.monotonic()
+                rec = call()
+                records.append({"model": model, "task": task, "domain": spec.name, **rec,
+                                "seconds": round(time.monotonic() - t0, 1)})
+                print(json.dumps(records[-1], ensure_ascii=False), file=sys.stderr)
+    return records
+
+
+def _example(cands) -> list[str] | None:
+    return [cands[0].query_a, cands[0].query_b] if cands else None
+
+
+def _paraphrase(result) -> dict:
+    cands, drops, sent = result
+    empty = drops.get("paraphrase:empty", 0)
+    return {"seeds": sent, "sent": sent, "outputs": sent - empty, "kept": len(cands), "drops": dict(sorted(drops.items())),
+            "example": _example(cands)}
+
+
+def _edit(result) -> dict:
+    cands, y = result
+    return {**y.as_dict(), "example": _example(cands)}
+
+
+def table(records: list[dict]) -> str:
+    """The yield as a Markdown table."""
+    lines = ["| model | task | domain | seeds | sent | outputs | kept | drops by reason | s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        drops = ", ".join(f"{k} {v}" for k, v in sorted(r["drops"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"| {r['model']} | {r['task']} | {r['domain']} | {r['seeds']} | {r['sent']} | {r['outputs']} | "
+                     f"{r['kept']} | "
+                     f"{drops or '-'} | {r['seconds']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Trial of the LM generation tasks: yield per task, domain and model.")
+    ap.add_argument("--models", nargs="+", default=["smollm2", "qwen_coder"])
+    ap.add_argument("--limit", type=int, default=10, help="items (paraphrase) or seeds (edit) per task and domain")
+    ap.add_argument("--json", type=Path, help="also write the records here")
+    args = ap.parse_args(argv)
+    records = run(args.models, args.limit)
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(table(records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""LM-written near-misses (domains/lm/edits.py): the one-span token diff, each domain's resolver
+(the fact table, sympy, the canonical call decide the answer, never the model), and the task run
+with a scripted stand-in for the model (the real models run in domains.lm.trial)."""
+from __future__ import annotations
+
+import pytest
+
+from domains import get_domain
+from domains.base import GenContext, Span
+from domains.lm import edits
+from domains.lm.edits import one_span
+from domains.verify import verify
+from pipeline.core.errors import InputError
+
+
+@pytest.mark.parametrize("seed, rewrite, expected", [
+    ("What is the capital of Austria?", "What is the capital of Australia?", ("Austria", "Australia")),
+    ("Who wrote Animal Farm?", "Who wrote The Old Man and the Sea?", ("Animal Farm", "The Old Man and the Sea")),
+    ("Solve for x: 4*x + 23 = 31", "solve for x: 4*x + 25 = 31.", ("23", "25")),   # case and final mark aside
+    ("Solve for x: 4*x + 23 = 31", "Solve for x: 4*x + 23 = 31", "unchanged"),
+    ("Solve for x: 4*x + 23 = 31", "Solve for x: 4*x + 23 = 31 and x > 0", "insertion"),
+    ("What is the capital city of Chile?", "What is the capital of Chile?", "deletion"),
+    ("What is the capital of Chile?", "Which is the capital of Peru?", "several_changes"),
+    ("Who wrote Dracula?", "Who wrote a long and famous novel about a count?", "span_too_long"),
+])
+def test_one_span_finds_exactly_one_changed_span_or_names_why_not(seed, rewrite, expected):
+    got = one_span(seed, rewrite)
+    assert (got.old, got.new) == expected if isinstance(got, Span) else got == expected
+
+
+def _seed(domain: str, record: str):
+    found = [s for s in get_domain(domain).lm.edit_seeds() if s.record == record]
+    assert found, f"no edit seed {record} in {domain}"
+    return found[0]
+
+
+def _resolve(domain: str, record: str, rewrite: str):
+    seed = _seed(domain, record)
+    span = one_span(seed.text, rewrite)
+    assert isinstance(span, Span), span
+    return get_domain(domain).lm.resolve_edit(seed, rewrite, span)
+
+
+def test_qa_factual_answers_a_rewrite_from_the_fact_table():
+    c = _resolve("qa_factual", "austria.capital#0", "What is the capital of Australia?")
+    assert (c.label, c.expected_answer_a, c.expected_answer_b) == ("ADVERSARIAL", "Vienna", "Canberra")
+    assert c.verification_payload == {"aliases_a": ["Vienna", "Wien"], "aliases_b": ["Canberra"]}
+    assert verify(c, get_domain("qa_factual").policy).passed
+    assert _resolve("qa_factual", "austria.capital#0", "What is the capital of Kenya?") == "entity_not_in_table"
+    assert _resolve("qa_factual", "austria.capital#0", "What is the currency of Austria?") == "changed_another_detail"
+    # Albania and Austria both lie in Europe: a rewrite that changes the entity but not the answer is no near-miss
+    assert _resolve("qa_factual", "austria.continent#0", "On which continent is Albania?") == "answer_unchanged"
+
+
+def test_math_answers_a_rewrite_with_sympy():
+    seed = _seed("math", "linear_one_side#lm0")
+    assert (seed.text, seed.what) == ("Solve for x: 4*x + 23 = 31", "the number 23 to another number")
+    c = _resolve("math", "linear_one_side#lm0", "Solve for x: 4*x + 27 = 31")
+    assert (c.label, c.expected_answer_a, c.expected_answer_b) == ("ADVERSARIAL", "x = 2", "x = 1")
+    assert verify(c, get_domain("math").policy).passed
+    # the coefficient is a parameter too; sympy gives 8/5, whatever the model would have said
+    assert _resolve("math", "linear_one_side#lm0", "Solve for x: 5*x + 23 = 31").expected_answer_b == "x = 8/5"
+    assert _resolve("math", "linear_one_side#lm0", "Solve for y: 4*x + 23 = 31") == "not_a_number_change"
+    # a changed number that is no parameter's shown value (a template literal, say) has no known answer
+    resolve = get_domain("math").lm.resolve_edit
+    assert resolve(seed, "Solve for x: 4*x + 23 = 31", Span("99", "98", 0, 0)) == "not_a_parameter"
+
+
+def test_tool_answers_a_rewrite_with_the_canonical_call():
+    c = _resolve("tool", "get_timezone#1", "What time zone is Chicago in?")
+    assert (c.label, c.expected_answer_a, c.expected_answer_b) == (
+        "ADVERSARIAL", '{"arguments":{"city":"Denver"},"name":"get_timezone"}',
+        '{"arguments":{"city":"Chicago"},"name":"get_timezone"}')
+    assert verify(c, get_domain("tool").policy).passed
+    assert _resolve("tool", "get_timezone#1", "What time zone is Gotham in?") == "not_a_slot_value"
+    # a drive stays within one road network; a unit keeps its dimension; a literal word is no typo
+    assert _resolve("tool", "get_driving_directions#0",
+                    "Give me turn-by-turn directions by car from Boston to Sydney.") == "call_invalid"
+    assert _resolve("tool", "convert_units#4", "Convert six gallons to meters.") == "not_a_slot_value"
+    assert _resolve("tool", "define_word#0", 'Define the word "ephemerel".') == "reads_as_a_typo"
+    assert _resolve("tool", "define_word#0", 'Define the word "eternal".').expected_answer_b == \
+        '{"arguments":{"word":"eternal"},"name":"define_word"}'
+    assert _resolve("tool", "get_public_holidays#0", "Show me the 2026 public holidays for the US.") \
+        .expected_answer_b == '{"arguments":{"country":"US","year":2026},"name":"get_public_holidays"}'
+
+
+class ScriptedModel:
+    """A stand-in CachedProvider: answers each seed request with the rewrites scripted for it, in turn."""
+
+    model_snapshot = "gguf-sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+    def __init__(self, rewrites: dict[str, list[str]]) -> None:
+        self.rewrites, self.asked = {k: list(v) for k, v in rewrites.items()}, []
+
+    def complete(self, messages, system=None, **params):
+        seed = messages[-1]["content"].split(": ", 1)[1]
+        self.asked.append((seed, params["seed"]))
+        queue = self.rewrites.get(seed) or [seed]
+        return type("Completion", (), {"text": queue.pop(0) if len(queue) > 1 else queue[0]})()
+
+
+def test_the_task_counts_its_yield_asks_a_copy_again_and_stamps_the_rows(monkeypatch):
+    spec = get_domain("tool")
+    seeds = [_seed("tool", "get_timezone#1"), _seed("tool", "define_word#0"), _seed("tool", "get_timezone#0")]
+    monkeypatch.setattr(edits, "seeds", lambda spec, section, ctx, limit=None: seeds)
+    model = ScriptedModel({
+        seeds[0].text: [seeds[0].text, "What time zone is Chicago in?"],   # a copy first, then an edit
+        seeds[1].text: ['Define the word "ephemeral" in French.'],
+        seeds[2].text: [""],
+    })
+    ctx = GenContext(domain="tool", profile="v1.1", need={}, llm=model)
+    assert edits.generate(spec, ctx) == ([], edits.Yield())          # in_build: false in the prompt file
+    (c,), y = edits.generate(spec, ctx, in_build=False)
+    assert y.as_dict() == {"seeds": 3, "sent": 4, "outputs": 3, "kept": 1, "drops": {"diff:insertion": 1, "empty": 1}}
+    assert [s for _, s in model.asked[-4:]] == [11, 12, 11, 11]        # the copy was asked again, seed + 1
+    assert (c.construction_method, c.source, c.label) == (
+        "lm_generated", "lm:HuggingFaceTB/SmolLM2-135M-Instruct", "ADVERSARIAL")
+    assert (c.provenance.generator, c.provenance.template_id, c.provenance.source_record) == (
+        "tool.lm_generated", "tool.edit.v2", "get_timezone#1")
+    assert c.provenance.model_snapshot == model.model_snapshot
+    assert c.provenance.operator == "lm_edit" and c.provenance.operator_params["to"] == "Chicago"
+
+
+def test_a_prompt_example_that_is_not_one_edit_is_a_clear_error(tmp_path, monkeypatch):
+    bad = tmp_path / "lm_edit.yaml"
+    bad.write_text("in_build: false\nparams: {seed: 1}\ndomains:\n  math:\n    id: m\n    max_seeds: 1\n"
+                   "    system: s\n    user: 'Change {what}: {q}'\n"
+                   "    examples: [[one number, 'Solve 2*x = 4', 'Solve 3*x = 5']]\n")
+    monkeypatch.setattr(edits, "PROMPTS_FILE", bad)
+    edits.load_prompts.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"lm_edit\.yaml:domains\.math\.examples\[0\]: the rewrite does not "
+                                             r"change exactly one span \(several_changes\)"):
+            edits.load_prompts()
+    finally:
+        edits.load_prompts.cache_clear()
