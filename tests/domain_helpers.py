@@ -1,5 +1,6 @@
 """Assertions shared by the tests/test_domain_*.py files: quota, the family (split) rule,
-deterministic rebuilds and one-line input errors.
+deterministic rebuilds and one-line input errors; and `Conversation`, a corpus record the mining
+tests build by hand.
 
 The family check here is written independently of domains/families.py on purpose, so that a bug
 in the shared guard cannot hide behind the same bug in its test.
@@ -7,6 +8,7 @@ in the shared guard cannot hide behind the same bug in its test.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 import pytest
@@ -97,3 +99,13 @@ def assert_input_error(monkeypatch, module: Any, attr: str, bad_file: Any, loade
     finally:
         loader.cache_clear()
     return str(err.value)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation record as a loader yields it (id, (role, text) turns), for the mining tests."""
+    record_id: str
+    conversation: tuple
+    text: str = ""
+    source_file: str = "t.json"
+    licence: str = "none stated"

@@ -2,9 +2,9 @@
 written for the tests, patterned on what the readers flagged): a surface variant of a later turn is
 not one request, a question mark or a recased identifier in code is not a surface change, a line
 number is no label, and a discourse "now" or a traceback header is not a request for live news."""
-from dataclasses import dataclass
 
 import pytest
+from domain_helpers import Conversation
 
 from domains.corpora import mining as M
 from domains.corpora.mining import engine, near
@@ -44,14 +44,6 @@ def test_time_words_that_ask_for_nothing_live(text, policy):
     assert route(text) == ("conversational", policy)
 
 
-@dataclass(frozen=True)
-class _Rec:
-    record_id: str
-    conversation: tuple
-    text: str = ""
-    source_file: str = "t.json"
-    licence: str = "none stated"
-
 
 def _shard(records) -> engine.PreparedShard:
     from domains.corpora.mining.turns import conversation_turns
@@ -63,12 +55,12 @@ def _shard(records) -> engine.PreparedShard:
 
 def test_a_surface_variant_is_one_request_only_between_conversation_openings():
     records = [
-        _Rec("a_0", (("user", "Write a haiku about rain"), ("assistant", "Rain on the roof"),
+        Conversation("a_0", (("user", "Write a haiku about rain"), ("assistant", "Rain on the roof"),
                      ("user", "what did you change"))),
-        _Rec("b_0", (("user", "Explain recursion to a child"), ("assistant", "A function that calls itself"),
+        Conversation("b_0", (("user", "Explain recursion to a child"), ("assistant", "A function that calls itself"),
                      ("user", "What did you change"))),
-        _Rec("c_0", (("user", "How do I boil an egg without cracking the shell?"),)),
-        _Rec("d_0", (("user", "how do I boil an egg without cracking the shell"),)),
+        Conversation("c_0", (("user", "How do I boil an egg without cracking the shell?"),)),
+        Conversation("d_0", (("user", "how do I boil an egg without cracking the shell"),)),
     ]
     res = engine.pair([_shard(records)])
     kept = [(c.query_a, c.query_b, c.label) for c in res.candidates]

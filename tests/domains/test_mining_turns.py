@@ -2,9 +2,9 @@
 on what real traffic asks), turn extraction (scrub first, length limit, cut context, ShareGPT
 parts), MinHash/LSH candidates, multi-turn pairs and their cap, and selection preferring mined rows."""
 from collections import Counter
-from dataclasses import dataclass
 
 import pytest
+from domain_helpers import Conversation
 
 from domains.base import Candidate, Provenance
 from domains.corpora import mining as M
@@ -53,18 +53,10 @@ def test_standalone(text, alone):
     assert context.standalone(text) is alone
 
 
-@dataclass(frozen=True)
-class _Rec:
-    record_id: str
-    conversation: tuple
-    text: str = ""
-    source_file: str = "t.json"
-    licence: str = "none stated"
-
 
 def test_turns_scrub_first_limit_length_and_cut_context():
     long_answer = "word " * 400  # 2,000 characters: cut at CONTEXT_CHARS
-    rec = _Rec("c1_0", (("user", "My email is jane.doe@example.com, write a cover letter"), ("assistant", long_answer),
+    rec = Conversation("c1_0", (("user", "My email is jane.doe@example.com, write a cover letter"), ("assistant", long_answer),
                         ("user", "x" * (turns.QUERY_CHARS + 1)), ("assistant", "ok"),
                         ("user", "Now do the same for my sister"), ("assistant", "Sure."), ("user", "make it shorter"),
                         ("assistant", "Done."), ("user", "thanks")))
@@ -80,7 +72,7 @@ def test_turns_scrub_first_limit_length_and_cut_context():
 
 
 def test_a_later_sharegpt_part_opens_mid_conversation():
-    part = _Rec("c1_1", (("user", "continue"), ("assistant", "…"), ("user", "How do I boil an egg?")))
+    part = Conversation("c1_1", (("user", "continue"), ("assistant", "…"), ("user", "How do I boil an egg?")))
     items = list(turns.conversation_turns("sharegpt", part))
     assert items[0] == "follow_up_without_earlier_turns" and items[1].use == "standalone"
     assert turns.conversation_key("sharegpt", "abc_12") == ("abc", 12)
