@@ -54,8 +54,9 @@ def load_prompts() -> dict:
     for name in sorted(data["domains"]):
         spec = data["domains"][name]
         need = {"id", "phrasings", "max_facts", "system", "examples", "user", "keywords"}
-        if not isinstance(spec, dict) or not need <= set(spec):
-            raise InputError(f"{PROMPTS_REL}:domains.{name}: needs {', '.join(sorted(need))}. Add the missing keys")
+        if not isinstance(spec, dict) or not need <= set(spec) or set(spec) - need - {"in_build"}:
+            raise InputError(f"{PROMPTS_REL}:domains.{name}: needs {', '.join(sorted(need))} (and optionally "
+                             f"in_build). Fix the keys")
         if "{q}" not in spec["user"]:
             raise InputError(f"{PROMPTS_REL}:domains.{name}.user: has no {{q}} placeholder. Add it")
         if any(not isinstance(e, list) or len(e) != 2 for e in spec["examples"]):
@@ -133,13 +134,17 @@ def _ask(llm, prompt: Mapping[str, Any], params: Mapping[str, Any], seed: Seed) 
             f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record") from None
 
 
-def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None) -> tuple[list[Candidate], Counter, int]:
+def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
+             in_build: bool = True) -> tuple[list[Candidate], Counter, int]:
     """PARA_SAFE candidates of the domain `spec` (nothing without `ctx.llm` or `spec.lm`), the drops
-    by reason, and how many prompts were sent (`limit`: at most that many items, for a trial)."""
+    by reason, and how many prompts were sent (`limit`: at most that many items, for a trial).
+    A section with `in_build: false` (responses not recorded yet) sends nothing in the build."""
     drops: Counter = Counter()
     if ctx.llm is None or spec.lm is None or spec.lm.items is None:
         return [], drops, 0
     prompt, params = prompt_for(spec.name), dict(load_prompts()["params"])
+    if in_build and prompt.get("in_build") is False:
+        return [], drops, 0
     sent = seeds(spec, prompt, ctx, limit)
     by_group: dict[str, list[tuple[Seed, str]]] = {}
     for seed in sent:

@@ -6,7 +6,8 @@ A rewording is kept only if it keeps every token that decides the answer and add
 - no new entity: no capitalised word absent from the seed, no other entity or subject of the
   domain's table, and no answer form the seed lacks (the model answered instead);
 - the attribute or aspect asked for is still named (a keyword of its own, none of another's);
-- it differs from the seed and from every curated phrasing after normalisation; it is a question;
+- it differs from the seed and from every curated phrasing after normalisation; it is a question
+  or a request in the imperative (a usual verb, or one the item's own phrasings start with);
 - the content words it shares with the seed come in the seed's order (a reordering can swap subject
   and object: "Which ocean flows into the Volga?"), both words of a seed's "X or Y" stay, and no
   "does ... has?" agreement slip.
@@ -136,7 +137,10 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
         return "identical_to_seed"
     if norm in seed.known:
         return "copies_curated_phrasing"
-    if not (para.rstrip().endswith("?") or para.split()[0].casefold().strip(",:") in _IMPERATIVES):
+    # an imperative is a request too: the usual ones, and the first word of the item's own
+    # imperative phrasings ("Solve ...", "Differentiate ...")
+    verbs = set(_IMPERATIVES) | {p.split()[0].casefold() for p in item.phrasings if not p.rstrip().endswith("?")}
+    if not (para.rstrip().endswith("?") or para.split()[0].casefold().strip(",:") in verbs):
         return "not_a_question"
     if _DANGLING.search(para) and not _DANGLING.search(seed.text):
         return "ungrammatical"   # "Which city in Algeria is the capital of?": the object went missing

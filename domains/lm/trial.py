@@ -37,7 +37,7 @@ def run(models: list[str], limit: int) -> list[dict]:
             ctx = GenContext(domain=spec.name, profile="v1.1", need={}, llm=llm, policy=spec.policy)
             tasks = []
             if spec.lm.items is not None:
-                tasks.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit))))
+                tasks.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False))))
             if spec.lm.edit_seeds is not None:
                 tasks.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
             for task, call in tasks:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from domains.base import DomainSpec, LMHooks
 from domains.families import method_generators
-from domains.lm import edits as lm_edit_task
+from domains.lm import edits as lm_edit_task, generate as lm_paraphrase_task
 from domains.math.answers import Answer, Invalid, compute, same_answer
 from domains.math.catalog import OPERATORS, Curated, Problem, Template, load_curated
-from domains.math.lm_edits import lm_edit_seeds, lm_resolve_edit
+from domains.math.lm_hooks import lm_edit_seeds, lm_items, lm_resolve_edit
 from domains.math.operators import OPERATOR_OBJECTS, perturb
 from domains.math.planning import DOMAIN, VERSION, build
 from domains.math.policy import policy
@@ -43,11 +43,13 @@ SPEC = DomainSpec(
     description="Equations, systems, calculus, algebra, percentages and unit word problems with sympy-computed answers.",
     # One cached build per need serves both methods.
     generators={**method_generators(DOMAIN, lambda ctx: build(ctx)[0]),
-                "lm_generated": lambda ctx: lm_edit_task.generate(SPEC, ctx)[0]},
+                "lm_generated": lambda ctx: lm_paraphrase_task.generate(SPEC, ctx)[0] + lm_edit_task.generate(SPEC, ctx)[0]},
     verifier="sympy_equivalence",
     operators=OPERATOR_OBJECTS,
     policy=policy,
     version=VERSION,
-    # A model rewrites a problem with one number changed; sympy answers the rewrite (domains/math/lm_edits.py).
-    lm=LMHooks(source_file="sources/curated/math.yaml", edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
+    # A model rewords a problem (its math kept verbatim) or rewrites it with one number changed, which
+    # sympy then answers (domains/math/lm_hooks.py).
+    lm=LMHooks(items=lm_items, source_file="sources/curated/math.yaml", edit_seeds=lm_edit_seeds,
+               resolve_edit=lm_resolve_edit),
 )

@@ -180,7 +180,7 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
         t0 = time.monotonic()
         ctx = GenContext(domain=spec.name, profile=prof.name, need=dict(prof.matrix.get(spec.name, {})), llm=llm,
                          policy=spec.policy)
-        cands, drops, prompts = generate(spec, ctx)
+        cands, drops, prompts = generate(spec, ctx, in_build=False)
         edited, y = edits.generate(spec, ctx, in_build=False)   # recorded before the build asks for them
         report[spec.name] = {"prompts": prompts, "kept": len(cands), "drops": dict(sorted(drops.items())),
                              "edit": y.as_dict(), "seconds": round(time.monotonic() - t0, 1)}

@@ -134,3 +134,29 @@ def test_a_prompt_example_that_is_not_one_edit_is_a_clear_error(tmp_path, monkey
             edits.load_prompts()
     finally:
         edits.load_prompts.cache_clear()
+
+
+def test_math_rewordings_keep_the_math_and_the_task_and_pair_under_sympy(monkeypatch):
+    from domains.lm import generate as lm
+    from domains.lm.rules import Seed, paraphrase_problem
+
+    keywords = {a: tuple(ks) for a, ks in lm.prompt_for("math")["keywords"].items()}
+    item = next(it for it in get_domain("math").lm.items(keywords) if it.group == "linear_one_side#lm")
+    eq, seed = item.keep[0], Seed(item, 0)                      # e.g. "4*t + 26 = 50"
+    var = eq.split("*")[1][0]
+    assert paraphrase_problem(seed, f"Which value of {var} makes {eq} hold?") is None
+    assert paraphrase_problem(seed, f"Solve for {var}: {eq.replace('*', '')}") == "entity_missing"
+    assert paraphrase_problem(seed, f"Solve for {var}: {eq} + 1") == "number_changed"
+    assert paraphrase_problem(seed, f"Find for {var} the derivative: {eq}") in {"attribute_missing",
+                                                                               "attribute_changed"}
+    model = ScriptedModel({item.phrasings[0]: [f"Which value of {var} makes {eq} hold?"],
+                           item.phrasings[1]: [f"Find the value of {var} for which {eq} holds."]})
+    ctx = GenContext(domain="math", profile="v1.1", need={}, llm=model)
+    spec = get_domain("math")
+    assert lm.generate(spec, ctx) == ([], {}, 0)                # in_build: false in the prompt file
+    monkeypatch.setattr(lm, "seeds", lambda spec, prompt, ctx, limit=None: [Seed(item, 0), Seed(item, 1)])
+    cands, drops, sent = lm.generate(spec, ctx, in_build=False)
+    assert sent == 2 and not drops, drops
+    (c,) = cands
+    assert (c.label, c.verification_method, c.expected_answer_a) == ("PARA_SAFE", "sympy_equivalence", item.answer)
+    assert verify(c, spec.policy).passed

@@ -99,9 +99,12 @@ from domains.base import GenContext
 from pipeline.resources import BuildSettings
 llm = BuildSettings().llm()
 out = {}
-for spec in [s for s in all_domains() if s.lm is not None and s.lm.items is not None]:
+for spec in [s for s in all_domains() if s.lm is not None]:
     name = spec.name
     rows = list(spec.generators["lm_generated"](GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
+    if name not in ("qa_factual", "qa_open"):   # their prompts are not in the build until recorded
+        assert rows == [], name
+        continue
     assert rows and all(c.construction_method == "lm_generated" for c in rows)
     assert all(c.provenance.model_snapshot.startswith("gguf-sha256:") for c in rows)
     assert all(c.source.startswith("lm:") and c.label == "PARA_SAFE" for c in rows)
@@ -193,7 +196,7 @@ def test_answer_token_rules_drop_a_flipped_or_narrowed_question():
 
 def test_no_model_means_no_rows():
     specs = [s for s in all_domains() if s.lm is not None]
-    assert [s.name for s in specs if s.lm.items is not None] == ["qa_factual", "qa_open"]
+    assert sorted(s.name for s in specs if s.lm.items is not None) == ["math", "qa_factual", "qa_open"]
     assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["math", "qa_factual", "tool"]
     for spec in specs:
         ctx = GenContext(domain=spec.name, profile="v1.1", need={"PARA_SAFE": 50})

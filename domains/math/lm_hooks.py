@@ -1,6 +1,13 @@
-"""The math domain's part in LM-written near-misses (domains/lm/edits.py).
+"""The math domain's part in LM-generated rows: rewordings (domains/lm/generate.py) and near-misses
+(domains/lm/edits.py).
 
-Seeds: one sampled problem per template that names numeric operator targets, written with its
+Rewordings: one sampled problem per template whose task type has keywords in the prompt file, its
+phrasings the template's first surface and its paraphrases (explicit notation). A rewording must
+keep every math entry of the problem verbatim, every number and no new one, a keyword of its task
+("derivative", "factor") and none of another's (domains/lm/rules.py); both sides expect the answer
+sympy computes for the problem.
+
+Near-misses: one sampled problem per template that names numeric operator targets, written with its
 first surface instruction in explicit notation ("Solve for x: 3*x + 5 = 20"). A model rewrites it
 with one number changed; sympy, never the model, answers the rewrite:
 
@@ -17,11 +24,13 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from domains.base import Candidate, EditSeed, Span, normalize_text, stable_rng
+from typing import Mapping
+
+from domains.base import Candidate, EditSeed, LMItem, Span, normalize_text, stable_rng
 from domains.math.answers import Invalid, compute, same_answer
 from domains.math.catalog import load_curated
-from domains.math.planning import DOMAIN, _candidate
-from domains.math.render import num_text, render
+from domains.math.planning import DOMAIN, _candidate, answer_payload
+from domains.math.render import math_text, num_text, render
 from domains.math.sampling import _formula_value, sample_problem
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -31,6 +40,36 @@ STYLE = "explicit"
 def _targets(tpl) -> list[str]:
     """The numbers of a template a rewrite may change: its numeric parameters and derived values."""
     return [n for n in tpl.params if tpl.kind(n) in ("int", "dec", "values")] + list(tpl.derived)
+
+
+def _sample(tpl, rng):
+    for _ in range(20):
+        prob = sample_problem(tpl, rng)
+        if prob is not None:
+            return prob
+    return None
+
+
+def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
+    """One problem per template whose task type has keywords, with its surface and paraphrase texts."""
+    items = []
+    for tpl in load_curated().templates:
+        kind = tpl.task["type"]
+        prob = _sample(tpl, stable_rng(DOMAIN, "lm_paraphrase", tpl.id)) if kind in keywords and tpl.math else None
+        if prob is None:
+            continue
+        texts = list(dict.fromkeys(render(tpl, prob, t, STYLE) for t in (tpl.surfaces[0], *tpl.paraphrases)))
+        keep = tuple(m for m in dict.fromkeys(math_text(tpl, prob, n) for n in tpl.math) if all(m in t for t in texts))
+        if len(texts) < 2 or not keep:
+            continue
+        base = compute(tpl, prob, tpl.task)
+        foreign = sorted({k for a, ks in keywords.items() if a != kind for k in ks} - set(keywords[kind]))
+        items.append(LMItem(
+            group=f"{tpl.id}#lm", spread_key=kind, phrasings=tuple(texts), keep=keep, keywords=keywords[kind],
+            foreign=tuple(foreign), others=(), leaks=(base.display,), subcategory=tpl.subcategory,
+            answer=base.display, verification_method="sympy_equivalence", payload=answer_payload(base, base),
+            asks_for=f"the same {tpl.topic} ({keep[0]}); sympy gives both {base.display}"))
+    return items
 
 
 def _shown_once(tpl, prob, text: str) -> list[str]:
@@ -49,11 +88,7 @@ def lm_edit_seeds() -> list[EditSeed]:
             continue
         rng = stable_rng(DOMAIN, "lm_edit", tpl.id)
         for k in range(2 if len(_targets(tpl)) > 1 else 1):
-            prob = None
-            for _ in range(20):
-                prob = sample_problem(tpl, rng)
-                if prob is not None:
-                    break
+            prob = _sample(tpl, rng)
             if prob is None:
                 continue
             text = render(tpl, prob, tpl.surfaces[0], STYLE)
