@@ -11,6 +11,7 @@ from assets.groups import GENERATION
 from domains import domain_names
 from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
+from domains.lm import yields as lm_yields
 from domains.check import generate
 from pipeline.core.config import load_profile
 from pipeline.partitions import for_each_domain, per_domain, per_domain_asset
@@ -29,6 +30,7 @@ def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_p
     def one(domain: str) -> tuple[DomainCandidates, dict]:
         ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
                          datasets=build.datasets(), llm=build.llm(), mined=mined_pairs.for_generators())
+        lm_yields.clear(domain)
         generated, drops = generate(domain, ctx)
         cands, per = [], Counter()
         for c in generated:
@@ -42,6 +44,8 @@ def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_p
             "candidates": len(cands), "profile": profile.name,
             "construction_methods": MetadataValue.json(dict(sorted(methods.items()))),
             "per_label_method": MetadataValue.json(dict(sorted(per.items()))),
-            "drops": MetadataValue.json(dict(sorted(drops.items())))}
+            "drops": MetadataValue.json(dict(sorted(drops.items()))),
+            # per LM task that ran (paraphrase, edit): model, seeds, prompts sent, outputs, kept, drops by reason
+            "lm_yield": MetadataValue.json(lm_yields.of(domain))}
 
     return for_each_domain(context, one)

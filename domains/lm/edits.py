@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, EditSeed, GenContext, Span, normalize_text
 from domains.families import spread
+from domains.lm import yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.rules import parse_output
 from domains.verify import verify
@@ -210,4 +211,5 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
             seen.add(normalize_text(rewrite))
             out.append(c)
     y.kept = len(out)
+    yields.record(spec.name, "edit", ctx.llm.model_snapshot, **y.as_dict())
     return sorted(out, key=lambda c: c.key), y

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
+from domains.lm import yields
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -176,4 +177,6 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
                     drops[f"verify:{outcome.reason}"] += 1
                 else:
                     out.append(c)
+    yields.record(spec.name, "paraphrase", ctx.llm.model_snapshot, seeds=len(sent), sent=len(sent),
+                  outputs=len(sent) - drops["paraphrase:empty"], kept=len(out), drops=drops)
     return sorted(out, key=lambda c: c.key), drops, len(sent)

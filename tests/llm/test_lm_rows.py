@@ -260,3 +260,22 @@ def test_a_pair_takes_its_answer_payload_and_source_from_the_domains_item():
 def test_a_domain_without_a_prompt_section_is_a_clear_error():
     with pytest.raises(InputError, match=r"lm_paraphrase\.yaml:domains: no section for domain 'tarot'"):
         lm.prompt_for("tarot")
+
+
+@needs_replay
+def test_the_generation_asset_records_each_lm_tasks_yield_as_metadata(monkeypatch):
+    from dagster import build_asset_context
+
+    from assets.generation import candidate_rows
+    from pipeline.resources import BuildSettings
+    from pipeline.stages.values import MinedPairs
+
+    monkeypatch.setenv("CACHEEVAL_LLM_CACHE_MODE", "replay")
+    ctx = build_asset_context(partition_key="qa_open")
+    record = candidate_rows(ctx, BuildSettings(profile="v1.1"), mined_pairs=MinedPairs())
+    got = ctx.get_output_metadata("result")["lm_yield"].data
+    assert list(got) == ["paraphrase"]          # the edit task is not in the build until recorded
+    para = got["paraphrase"]
+    kept = sum(c.construction_method == "lm_generated" for c in record.candidates)
+    assert para["model"].startswith("gguf-sha256:") and para["kept"] == kept >= 1
+    assert para["sent"] == para["outputs"] == para["seeds"] > 0 and para["drops"]["paraphrase:unpaired"] > 0
