@@ -2,25 +2,26 @@
 
 `source_manifest` records which corpora the datasets dir holds and the sha256 of every input file.
 
-`mined_pairs` fans real-traffic mining out over input shards: `real_traffic_shards` emits one
-dynamic output per shard of the datasets dir ("<corpus>/<file>", a big file as fixed record ranges
-"<corpus>/<file>@<start>-<end>": domains.corpora.mining.shards); `mine_real_traffic_shard`
-prepares one shard (every user turn scrubbed and sorted, single-turn prompts MinHash-signed and
-MiniLM-embedded); `merge_mined_shards` pairs, labels, guards and verifies over all of them in shard
-order (a pair across shards is found; the value does not depend on which step finished first).
-Under a multiprocess executor (the Dagster UI's default) the shards are prepared in parallel; a
-larger corpus only adds shards. Without a datasets dir
-(or with no real-traffic corpus in it) the asset is empty and the generators mine nothing.
-candidate_rows reads it: the conversational and creative real_traffic_mined generators take their
-domain's rows from it (GenContext.mined) instead of mining again.
+`mined_pairs` fans real-traffic mining out over input shards ("<corpus>/<file>", a big file as
+fixed record ranges "<corpus>/<file>@<start>-<end>": domains.corpora.mining.shards) in a static
+graph: `real_traffic_shards` lists them (sorted); SHARD_SLOTS (16) slot ops `mine_shard_slot_<k>`
+each prepare the shards of slot k (the k-th, (k+16)-th, ... of the sorted list: every user turn
+scrubbed and sorted, single-turn prompts MinHash-signed and MiniLM-embedded); `merge_mined_shards`
+takes every slot's result in slot order, refuses a run that lost or repeated a shard, and pairs,
+labels, guards and verifies over all shards in shard order (a pair across shards is found; the
+value does not depend on the executor or on which step finished first). The fan-out is static, not
+dynamic, because Dagster's Dask executor plans every step before the run and never runs dynamically
+mapped steps (dagster-io/dagster#9785): the same steps run under the in-process, multiprocess (the
+UI's default: slots in parallel) and Dask executors (pipeline/dask_job.py). Without a datasets dir
+(or with no real-traffic corpus in it) every slot is empty and the generators mine nothing.
+candidate_rows reads it: the conversational, creative and multi_turn real_traffic_mined generators
+take their domain's rows from it (GenContext.mined) instead of mining again.
 """
 
-import hashlib
-import re
-
-from dagster import DynamicOut, DynamicOutput, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
+from dagster import In, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
 
 from assets.groups import SOURCES
+from domains.corpora.mining import SHARD_SLOTS
 from pipeline.resources import BuildSettings
 from pipeline.stages.assembly import input_manifest
 from pipeline.stages.values import MinedPairs, MinedShard
@@ -35,38 +36,56 @@ def source_manifest(build: BuildSettings) -> Output[dict]:
                                       "files": len(manifest["files"])})
 
 
-def mapping_key(shard: str) -> str:
-    """A Dagster mapping key for a shard: its name with other characters as '_', plus a short hash so
-    two names that differ only in punctuation cannot collide."""
-    digest = hashlib.sha256(shard.encode("utf-8")).hexdigest()[:8]
-    return f"{re.sub(r'[^A-Za-z0-9_]', '_', shard)[:80]}_{digest}"
-
-
-@op(out=DynamicOut(str))
-def real_traffic_shards(build: BuildSettings):
-    """One output per real-traffic shard of the datasets dir (none without one)."""
+@op
+def real_traffic_shards(build: BuildSettings) -> list[str]:
+    """Every real-traffic shard of the datasets dir, sorted (none without one)."""
     from domains.corpora.mining import shards
 
-    for shard in shards(build.datasets()):
-        yield DynamicOutput(shard, mapping_key=mapping_key(shard))
+    return shards(build.datasets())
 
 
-@op
-def mine_real_traffic_shard(context: OpExecutionContext, build: BuildSettings, shard: str) -> MinedShard:
-    """Prepare one shard: its turns scrubbed and sorted, its single-turn prompts signed and embedded."""
-    from domains.corpora.mining import prepare_shard
+def _slot_op(slot: int):
+    """The op that prepares slot `slot`'s shards (domains.corpora.mining.slot_shards)."""
 
-    part = prepare_shard(build.datasets(), shard, cache_dir=build.caches)
-    context.log.info(f"{shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
-                     f"{len(part.texts)} distinct single-turn prompts")
-    return MinedShard(shard, part)
+    @op(name=f"mine_shard_slot_{slot:02d}",
+        description=f"Prepare the shards of slot {slot} (the sorted shard list's indices {slot} mod {SHARD_SLOTS}): "
+                    "turns scrubbed and sorted, single-turn prompts signed and embedded.")
+    def mine_shard_slot(context: OpExecutionContext, build: BuildSettings, names: list[str]) -> list[MinedShard]:
+        from domains.corpora.mining import prepare_shard, slot_shards
+
+        out = []
+        for shard in slot_shards(names, slot):
+            part = prepare_shard(build.datasets(), shard, cache_dir=build.caches)
+            context.log.info(f"slot {slot}: {shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
+                             f"{len(part.texts)} distinct single-turn prompts")
+            out.append(MinedShard(shard, part))
+        context.add_output_metadata({"shards": MetadataValue.json([r.shard for r in out]),
+                                     "human_turns": sum(r.prepared.human_turns for r in out)})
+        return out
+
+    return mine_shard_slot
 
 
-@op
-def merge_mined_shards(context: OpExecutionContext, results: list[MinedShard]) -> MinedPairs:
-    """Every prepared shard paired in shard order: verified candidates (content-key order), drops summed."""
+SLOT_OPS = tuple(_slot_op(k) for k in range(SHARD_SLOTS))
+
+
+def slot_input(slot: int) -> str:
+    return f"slot_{slot:02d}"
+
+
+# One input per slot, not one fan-in input: dagster-dask hands a step the run's known state as it was
+# before the run, and a fan-in input then loads none of its sources (an empty list, silently).
+@op(ins={"names": In(list[str]), **{slot_input(k): In(list[MinedShard]) for k in range(SHARD_SLOTS)}})
+def merge_mined_shards(context: OpExecutionContext, names: list[str], **slots: list[MinedShard]) -> MinedPairs:
+    """Every slot's prepared shards paired in shard order: verified candidates (content-key order), drops summed."""
     from domains.corpora.mining import pair, shard_order, summarise
 
+    results = [r for k in range(SHARD_SLOTS) for r in slots.get(slot_input(k), ())]
+    if len(slots) != SHARD_SLOTS or sorted(r.shard for r in results) != sorted(names):
+        from pipeline.core.errors import BuildError
+        raise BuildError(f"mined_pairs: {len(slots)} of {SHARD_SLOTS} slots returned {len(results)} shards for "
+                         f"{len(names)} listed (missing: {sorted(set(names) - {r.shard for r in results})}). "
+                         "Materialize the whole mined_pairs asset again, every slot step included")
     ordered = sorted(results, key=lambda r: shard_order(r.shard))
     res = pair([r.prepared for r in ordered])
     cands = res.candidates
@@ -86,5 +105,6 @@ def merge_mined_shards(context: OpExecutionContext, results: list[MinedShard]) -
 
 @graph_asset(group_name=SOURCES)
 def mined_pairs() -> MinedPairs:
-    """Candidate pairs mined from real user traffic (ShareGPT, Chatbot Arena, WildChat), one step per shard."""
-    return merge_mined_shards(real_traffic_shards().map(mine_real_traffic_shard).collect())
+    """Candidate pairs mined from real user traffic (ShareGPT, Chatbot Arena, WildChat), in 16 fixed slot steps."""
+    names = real_traffic_shards()
+    return merge_mined_shards(names, **{slot_input(k): slot_op(names) for k, slot_op in enumerate(SLOT_OPS)})

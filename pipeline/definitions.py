@@ -19,6 +19,7 @@ from assets import (assembly, difficulty, evaluation, generation, manifest, publ
                     verification)
 from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, GENERATION, MANIFEST, PUBLICATION, SELECTION, SOURCES,
                            VERIFICATION)
+from pipeline.dask_job import mining_dask_job
 from pipeline.partitions import PartitionedFilesystemIOManager
 from pipeline.resources import BuildSettings
 from pipeline.ui_job import DEFAULT_OUT_DIR, UI_JOB_NAME, ui_job_kwargs
@@ -47,7 +48,7 @@ build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all(), executor_def
 defs = Definitions(
     assets=all_assets,
     asset_checks=all_checks,
-    jobs=[build_dataset, *BUILD_JOBS],
+    jobs=[build_dataset, *BUILD_JOBS, mining_dask_job],  # mining on Dask: pipeline/dask_job.py
     # Runs launched from the UI write into build/ui-outputs/ unless their launch config says otherwise;
     # `cacheeval build` passes its own settings (outputs/ by default).
     resources={"build": BuildSettings(out_dir=DEFAULT_OUT_DIR), "io_manager": PartitionedFilesystemIOManager()},

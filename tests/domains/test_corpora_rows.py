@@ -414,3 +414,57 @@ def test_real_corpora_yield_verified_rows():
         cands, drops = build(ctx(domain, ds, dict(prof.matrix[domain])))
         assert len(cands) >= 20, (domain, build.__name__, drops)
         assert all(verify(c).passed for c in cands)
+
+
+def _sharegpt_with_mined_pairs(root: Path) -> Path:
+    """The ShareGPT fixtures plus conversations written for this test that mine into all three
+    domains: a conversational and a creative single-turn pair, and a multi_turn follow-up pair."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "sharegpt", root / "sharegpt")
+    singles = [("How many minutes are there in 3 hours and 20 minutes?", "How many minutes are there in 4 hours and 20 minutes?"),
+               ("Write a limerick about a cat who loves cheese in 5 lines.",
+                "Write a limerick about a cat who loves cheese in 6 lines.")]
+    rows = [{"id": f"cm{k}{side}_0", "conversations": [{"from": "human", "value": text}, {"from": "gpt", "value": "…"}]}
+            for k, pair in enumerate(singles) for side, text in zip("ab", pair)]
+    for k, (ask, answer) in enumerate([("Plan a three day trip to Lisbon.", "Day one: Alfama and the castle."),
+                                       ("Explain how vaccines train the immune system.", "Vaccines show the body a harmless piece.")]):
+        rows.append({"id": f"cf{k}_0", "conversations": [{"from": "human", "value": ask}, {"from": "gpt", "value": answer},
+                                                         {"from": "human", "value": "continue"}]})
+    (root / "sharegpt" / "commercial_test.json").write_text(json.dumps(rows), encoding="utf-8")
+    return root
+
+
+def test_commercial_only_drops_every_sharegpt_derived_row(tmp_path):
+    # ShareGPT states no licence (non-commercial research use): every row mined from it carries that
+    # licence word for word, and --commercial-only drops each one, in every domain it mines into.
+    from dagster import build_asset_context
+
+    from assets.generation import candidate_rows
+    from domains.corpora import mining
+    from pipeline.resources import BuildSettings
+    from pipeline.stages.values import MinedPairs
+    from sources.datasets_dir import DatasetsDir
+
+    root = _sharegpt_with_mined_pairs(tmp_path / "ds")
+    ds, cache = DatasetsDir(root), tmp_path / "cache"
+    names = mining.shards(ds)
+    res = mining.pair([mining.prepare_shard(ds, s, cache) for s in names])
+    mined = MinedPairs(tuple(names), tuple(res.candidates), dict(res.drops))
+    assert {c.domain for c in mined.candidates} == {"conversational", "creative", "multi_turn"}
+    sharegpt_licence = licences.LICENCES["sharegpt"]
+    assert sharegpt_licence[1] is False
+
+    def run(domain, flag):
+        settings = BuildSettings(profile="v1.1", datasets_dir=str(root), cache_dir=str(cache), commercial_only=flag,
+                                 llm_mode="none")
+        return candidate_rows(build_asset_context(partition_key=domain), settings, mined_pairs=mined)
+
+    for domain in ("conversational", "creative", "multi_turn"):
+        plain, only = run(domain, False), run(domain, True)
+        derived = [c for c in plain.candidates if "sharegpt" in licences.sources_of(c)]
+        assert any(c.construction_method == "real_traffic_mined" for c in derived), domain
+        assert all(c.licence == sharegpt_licence[0] and not licences.commercial_ok(c) for c in derived)
+        assert not [c for c in only.candidates if "sharegpt" in licences.sources_of(c)], domain
+        assert sum(n for k, n in only.drops.items() if k.startswith("non_commercial_licence:")) == len(derived)
+        assert {c.key for c in only.candidates} == {c.key for c in plain.candidates} - {c.key for c in derived}

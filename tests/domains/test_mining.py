@@ -202,12 +202,12 @@ def test_real_corpora_yield_pairs(shared_datasets):
     assert res.drops["query_too_long"] > 0 and res.drops["multi_turn:cap_per_final"] > 0
 
 
-def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
-    # The build mines through Dagster: one mapped step per shard, merged in shard order, equal to
-    # mining each shard in process; the generators then take their rows from the asset's value.
+def test_mined_pairs_asset_fans_out_over_fixed_slots(tmp_path):
+    # The build mines through Dagster: SHARD_SLOTS static slot steps (shard k in slot k mod 16),
+    # merged in shard order, equal to mining each shard in process; the generators then take their
+    # rows from the asset's value.
     from dagster import AssetKey, DagsterEventType, DagsterInstance, materialize
 
-    from assets.sources import mapping_key
     from pipeline.definitions import all_assets
     from pipeline.resources import BuildSettings
 
@@ -223,7 +223,7 @@ def test_mined_pairs_asset_fans_out_one_step_per_shard(tmp_path):
     assert list(value.shards) == shards and len(shards) == 4
     steps = {rec.dagster_event.step_key for rec in instance.all_logs(res.run_id)
              if rec.dagster_event and rec.dagster_event.event_type == DagsterEventType.STEP_SUCCESS}
-    assert {f"mined_pairs.mine_real_traffic_shard[{mapping_key(s)}]" for s in shards} <= steps
+    assert {f"mined_pairs.mine_shard_slot_{k:02d}" for k in range(M.SHARD_SLOTS)} <= steps
     direct = M.pair([M.prepare_shard(ds, s, cache_dir=tmp_path / "cache") for s in shards])
     assert [c.key for c in value.candidates] == [c.key for c in direct.candidates]
     assert value.drops == dict(sorted(direct.drops.items()))
@@ -243,17 +243,39 @@ def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
     assert res.asset_value("mined_pairs") == MinedPairs()
 
 
-def test_mapping_keys_are_valid_and_distinct():
-    from assets.sources import mapping_key
+def test_slots_share_the_sorted_shards_round_robin():
+    names = [f"sharegpt/big.json@{k * 10}-{k * 10 + 10}" for k in range(M.SHARD_SLOTS + 3)]
+    slots = [M.slot_shards(names, k) for k in range(M.SHARD_SLOTS)]
+    assert sorted(n for s in slots for n in s) == sorted(names)  # every shard in exactly one slot
+    assert slots[0] == [names[0], names[M.SHARD_SLOTS]] and slots[3] == [names[3]]
+    assert M.slot_shards(names[:2], 5) == []
+    with pytest.raises(ValueError, match="slot 16: not in 0..15"):
+        M.slot_shards(names, M.SHARD_SLOTS)
 
-    keys = {mapping_key(s) for s in ("sharegpt/a-b.json", "sharegpt/a_b.json", "wildchat/data/train-0.parquet")}
-    assert len(keys) == 3 and all(re.fullmatch(r"[A-Za-z0-9_]+", k) for k in keys)
+
+def test_merge_refuses_a_run_that_lost_a_shard():
+    # An executor that skipped a slot step (or a slot that dropped a shard) must fail the run, never
+    # publish a mined_pairs value without that shard's pairs.
+    from dagster import build_op_context
+
+    from assets.sources import merge_mined_shards, slot_input
+    from pipeline.core.errors import BuildError
+    from pipeline.stages.values import MinedShard
+
+    part = M.PreparedShard("sharegpt/a.json", (), {}, 0)
+    slots = {slot_input(k): [] for k in range(M.SHARD_SLOTS)} | {slot_input(0): [MinedShard("sharegpt/a.json", part)]}
+    with pytest.raises(BuildError, match=r"missing: \['sharegpt/b.json'\]"):
+        merge_mined_shards(build_op_context(), names=["sharegpt/a.json", "sharegpt/b.json"], **slots)
+    with pytest.raises(BuildError, match="15 of 16 slots"):
+        merge_mined_shards(build_op_context(), names=["sharegpt/a.json"], **{k: v for k, v in slots.items()
+                                                                             if k != slot_input(15)})
+    assert merge_mined_shards(build_op_context(), names=["sharegpt/a.json"], **slots).shards == ("sharegpt/a.json",)
 
 
 @pytest.mark.slow
 def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
-    # A real `dagster asset materialize` run (the multiprocess executor, as in the UI): every shard is
-    # mined in its own subprocess step.
+    # A real `dagster asset materialize` run (the multiprocess executor, as in the UI): every slot
+    # step (5 with a shard, 11 empty) runs in its own subprocess.
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dh"), "CACHEEVAL_DATASETS_DIR": str(FIXTURES),
            "CACHEEVAL_CACHE_DIR": str(tmp_path / "cache")}
     (tmp_path / "dh").mkdir()
@@ -270,6 +292,19 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
         (record,) = instance.get_run_records()
         events = [e.dagster_event for e in instance.all_logs(record.dagster_run.run_id) if e.dagster_event]
     done = {e.step_key: e.pid for e in events if e.event_type == DagsterEventType.STEP_SUCCESS
-            and e.step_key.startswith("mined_pairs.mine_real_traffic_shard[")}
-    assert len(done) == len(M.shards(DatasetsDir(FIXTURES))) == 5
-    assert len(set(done.values())) == 5  # each shard in its own process
+            and e.step_key.startswith("mined_pairs.mine_shard_slot_")}
+    assert len(done) == M.SHARD_SLOTS and len(M.shards(DatasetsDir(FIXTURES))) == 5
+    assert len(set(done.values())) == M.SHARD_SLOTS  # each slot in its own process
+    # The stored value is the same bytes as an in-process run's.
+    from dagster import AssetKey, materialize
+
+    from pipeline.definitions import all_assets
+    from pipeline.resources import BuildSettings
+
+    (tmp_path / "dh2").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "dh2")) as instance:
+        settings = BuildSettings(datasets_dir=str(FIXTURES), cache_dir=str(tmp_path / "cache"))
+        assert materialize(all_assets, selection=[AssetKey("mined_pairs")], resources={"build": settings},
+                           instance=instance).success
+        in_process = (Path(instance.storage_directory()) / "mined_pairs").read_bytes()
+    assert (tmp_path / "dh" / "storage" / "mined_pairs").read_bytes() == in_process

@@ -8,9 +8,11 @@ followups (single-turn and multi-turn candidates), engine (prepare a shard, pair
 
 Shards: `shards(datasets)` lists one per input file ("<corpus>/<file>"), and a file holding more
 than SHARD_RECORDS records is cut into fixed record ranges ("<corpus>/<file>@<start>-<end>", loader
-order), so the 125 MB ShareGPT file is several steps. The build prepares every shard in its own
-step (assets/sources.py: scrub, sign, embed) and pairs them all in one (`pair`), so a pair across
-two shards is still found. Without ctx.mined (a generator called outside the build) the same is
+order), so the 125 MB ShareGPT file is several steps. The build prepares the shards in SHARD_SLOTS
+fixed slot steps (assets/sources.py: scrub, sign, embed; shard k of the sorted list in slot
+k mod SHARD_SLOTS, `slot_shards`) and pairs them all in one (`pair`), so a pair across two shards
+is still found. The slots are static, so every executor (in-process, multiprocess, Dask) plans and
+runs the same steps. Without ctx.mined (a generator called outside the build) the same is
 done here, memoised per datasets dir, file stats and cache dir.
 """
 from __future__ import annotations
@@ -29,12 +31,15 @@ from domains.corpora.mining.single import _CREATIVE, METHOD, VERSION, criteria, 
 from sources.registry import LOADERS
 
 __all__ = ["CORPORA", "DIRECTIONS", "DIRECTION_WORDS", "LANGUAGES", "METHOD", "VERSION", "Decision", "MineResult",
-           "PreparedShard", "SHARD_RECORDS", "classify", "criteria", "decide", "embed", "mine", "neighbour_pairs",
-           "pair", "prepare", "prepare_shard", "real_traffic_build", "real_traffic_rows", "route", "shard_records",
-           "shard_order", "shards", "summarise", "tokens"]
+           "PreparedShard", "SHARD_RECORDS", "SHARD_SLOTS", "classify", "criteria", "decide", "embed", "mine",
+           "neighbour_pairs", "pair", "prepare", "prepare_shard", "real_traffic_build", "real_traffic_rows", "route",
+           "shard_records", "shard_order", "shards", "slot_shards", "summarise", "tokens"]
 
 CORPORA = tuple(name for name in LOADERS if LOADERS[name].real_traffic)  # the loaders of real user prompts
 SHARD_RECORDS = 2500
+# Fixed slot steps of the build's mining fan-out (assets/sources.py): more than the shared corpora's
+# 13 shards, so each is prepared in its own step; a larger corpus puts several shards in a slot.
+SHARD_SLOTS = 16
 _RANGE = re.compile(r"^(?P<file>.+)@(?P<start>\d+)-(?P<end>\d+)$")
 _RECORDS: "weakref.WeakKeyDictionary[Any, dict[str, list]]" = weakref.WeakKeyDictionary()
 
@@ -63,6 +68,14 @@ def shards(datasets: Any) -> list[str]:
             else:
                 out.extend(f"{corpus}/{rel}@{s}-{min(s + SHARD_RECORDS, n)}" for s in range(0, n, SHARD_RECORDS))
     return sorted(out, key=shard_order)
+
+
+def slot_shards(names: list[str], slot: int) -> list[str]:
+    """The shards slot `slot` prepares: every SHARD_SLOTS-th of `names` (shards(datasets), sorted),
+    starting at index `slot`."""
+    if not 0 <= slot < SHARD_SLOTS:
+        raise ValueError(f"slot {slot}: not in 0..{SHARD_SLOTS - 1}")
+    return [name for k, name in enumerate(names) if k % SHARD_SLOTS == slot]
 
 
 def shard_order(shard: str) -> tuple:
