@@ -207,6 +207,7 @@ class LMItem:
     verification_method: str
     payload: Mapping[str, Any]      # verification_payload
     asks_for: str                   # for the rationale: "the capital of Peru; both expect 'Lima'"
+    row: Mapping[str, Any] = field(default_factory=dict)   # other Candidate fields both sides share (tools_a, tools_b)
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,8 @@ def _candidate(spec: DomainSpec, a: Seed, pa: str, b: Seed, pb: str, template_id
         construction_method="lm_generated", source=f"lm:{upstream(snapshot)}", real_world_grounding=GROUNDING,
         provenance=Provenance(generator=f"{spec.name}.lm_generated", generator_version=VERSION,
                               template_id=template_id, source_file=spec.lm.source_file,
-                              source_record=f"{a.record}|{b.record}", model_snapshot=snapshot))
+                              source_record=f"{a.record}|{b.record}", model_snapshot=snapshot),
+        **dict(item.row))
 
 
 def _ask(llm, prompt: Mapping[str, Any], params: Mapping[str, Any], seed: Seed) -> str:

@@ -38,8 +38,8 @@ from __future__ import annotations
 from domains.base import DomainSpec, LMHooks
 from domains.corpora import bfcl as corpus_bfcl
 from domains.families import method_generators
-from domains.lm import edits as lm_edit_task
-from domains.tool.lm_edits import lm_edit_seeds, lm_resolve_edit
+from domains.lm import edits as lm_edit_task, generate as lm_paraphrase_task
+from domains.tool.lm_hooks import lm_edit_seeds, lm_items, lm_resolve_edit
 from domains.tool.catalog import (DOMAIN, SOURCE_REL, STATES, VERSION, Intent, Slot, ToolData, load, offered_schema,
                                   offered_tools, same_road_region)
 from domains.tool.operators import OPERATORS, call_valid
@@ -56,11 +56,12 @@ SPEC = DomainSpec(
     description="Function-calling requests; the answer is the canonical tool call (JSON Schema validated).",
     generators={**method_generators(DOMAIN, lambda ctx: plan()[0], ("curated", "intent_bottom_up", "adversarial_perturbation")),
                 "existing_benchmark": corpus_bfcl.tool_rows,
-                "lm_generated": lambda ctx: lm_edit_task.generate(SPEC, ctx)[0]},
+                "lm_generated": lambda ctx: lm_paraphrase_task.generate(SPEC, ctx)[0] + lm_edit_task.generate(SPEC, ctx)[0]},
     verifier="json_schema_call",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
-    # A model rewrites a request with one slot changed; the canonical call answers it (domains/tool/lm_edits.py).
-    lm=LMHooks(source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
+    # A model rewords a request (every slot value kept) or rewrites it with one slot changed, which the
+    # canonical call then answers (domains/tool/lm_hooks.py).
+    lm=LMHooks(items=lm_items, source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
 )

@@ -160,3 +160,31 @@ def test_math_rewordings_keep_the_math_and_the_task_and_pair_under_sympy(monkeyp
     (c,) = cands
     assert (c.label, c.verification_method, c.expected_answer_a) == ("PARA_SAFE", "sympy_equivalence", item.answer)
     assert verify(c, spec.policy).passed
+
+
+def test_tool_rewordings_keep_every_slot_value_and_the_direction_and_pair_on_the_call(monkeypatch):
+    from domains.lm import generate as lm
+    from domains.lm.rules import Seed, paraphrase_problem
+
+    spec = get_domain("tool")
+    keywords = {a: tuple(ks) for a, ks in lm.prompt_for("tool")["keywords"].items()}
+    items = {it.group: it for it in spec.lm.items(keywords)}
+    drive = items["get_driving_directions#0"]
+    assert drive.phrasings[0] == "Get driving directions from Boston to New York City."
+    seed = Seed(drive, 0)
+    assert paraphrase_problem(seed, "How can I drive from Boston to New York City?") is None
+    assert paraphrase_problem(seed, "How can I drive to New York City from Boston?") == "order_changed"
+    assert paraphrase_problem(seed, "How can I drive from Boston to New York?") == "entity_missing"
+    assert paraphrase_problem(seed, "What is the time zone along the drive from Boston to New York City?") == \
+        "attribute_changed"
+    zone = items["get_timezone#0"]
+    model = ScriptedModel({zone.phrasings[0]: ["Which time zone is Tokyo located in?"],
+                           zone.phrasings[1]: ["Tell me the time zone of Tokyo."]})
+    monkeypatch.setattr(lm, "seeds", lambda spec, prompt, ctx, limit=None: [Seed(zone, 0), Seed(zone, 1)])
+    cands, drops, sent = lm.generate(spec, GenContext(domain="tool", profile="v1.1", need={}, llm=model),
+                                     in_build=False)
+    assert (sent, dict(drops)) == (2, {})
+    (c,) = cands
+    assert c.expected_answer_a == c.expected_answer_b == '{"arguments":{"city":"Tokyo"},"name":"get_timezone"}'
+    assert c.tools_a == c.tools_b and c.tools_a and c.label == "PARA_SAFE"
+    assert verify(c, spec.policy).passed

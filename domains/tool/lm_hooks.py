@@ -1,6 +1,13 @@
-"""The tool domain's part in LM-written near-misses (domains/lm/edits.py).
+"""The tool domain's part in LM-generated rows: rewordings (domains/lm/generate.py) and near-misses
+(domains/lm/edits.py). Only cacheable intents take part (a fixed read, or a closed past range).
 
-Seeds: requests of the cacheable intents (a fixed read, or a closed past range: no policy), a few
+Rewordings: a few instances of each intent, each rendered in every phrasing with one fixed surface
+form per slot. A rewording keeps every slot value as written, every number and no new one, a
+keyword of its intent ("time zone", "synonym") and none of another's, and the seed's order of
+shared words (so "from Boston to Denver" never becomes "to Boston from Denver"): domains/lm/rules.py.
+Both sides expect the instance's canonical call and are offered its tool's category.
+
+Near-misses: requests of the cacheable intents (a fixed read, or a closed past range: no policy), a few
 instances each, rendered with a stable phrasing and surface forms, and the slot to change named in
 words ("the city"). A model rewrites one with one detail changed; the canonical call, never the
 model, says what the rewrite asks for:
@@ -18,11 +25,11 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from dataclasses import replace
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
-from domains.base import Candidate, EditSeed, Span, normalize_text, stable_rng
+from domains.base import Candidate, EditSeed, LMItem, Span, normalize_text, stable_rng
 from domains.tool.candidates import from_seeds
-from domains.tool.catalog import DOMAIN, Slot, load, same_road_region
+from domains.tool.catalog import DOMAIN, Slot, load, offered_tools, same_road_region
 from domains.tool.operators import call_valid
 from domains.tool.planning import _is_plain
 from domains.tool.rendering import Seed, call_text, intent_of, render, surfaces
@@ -35,6 +42,32 @@ DIMENSION = {u: d for d, us in {"length": "mile kilometer foot meter centimeter 
                                 "volume": "liter gallon", "temperature": "celsius fahrenheit"}.items() for u in us.split()}
 NOUN = {"city": "city", "country": "country", "language": "language", "unit": "unit", "account": "account",
         "number": "number", "year": "year", "date": "date", "text": "word"}
+
+
+def _plain_intents() -> list:
+    return [it for it in sorted(load().intents.values(), key=lambda i: i.id) if _is_plain(it)]
+
+
+def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
+    """Up to INSTANCES instances of every cacheable intent with keywords, each in all its phrasings."""
+    items = []
+    for intent in (it for it in _plain_intents() if it.id in keywords):
+        foreign = sorted({k for a, ks in keywords.items() if a != intent.id for k in ks} - set(keywords[intent.id]))
+        for idx, inst in enumerate(intent.instances[:INSTANCES]):
+            rng = stable_rng(DOMAIN, "lm_paraphrase", intent.id, idx)
+            forms = tuple((s.name, rng.randrange(len(surfaces(s.type, inst[s.name])))) for s in intent.slots)
+            seeds = [Seed(intent.id, tuple(sorted(inst.items())), p, forms) for p in range(len(intent.phrasings))]
+            texts = list(dict.fromkeys(render(sd) for sd in seeds))
+            keep = tuple(surfaces(s.type, inst[s.name])[k] for (_, k), s in zip(forms, intent.slots))
+            if len(texts) < 2:
+                continue
+            call, tools = call_text(seeds[0]), offered_tools([intent.tool])
+            items.append(LMItem(
+                group=f"{intent.id}#{idx}", spread_key=intent.id, phrasings=tuple(texts), keep=keep,
+                keywords=keywords[intent.id], foreign=tuple(foreign), others=(), leaks=(),
+                subcategory=intent.subcategory, answer=call, verification_method="json_schema_call", payload={},
+                asks_for=f"the same call {call}", row={"tools_a": tools, "tools_b": tools}))
+    return items
 
 
 def _fits(slot: Slot, old: Any, new: Any) -> bool:
@@ -66,9 +99,9 @@ def _what(seed: Seed, slot: Slot, rng) -> str | None:
 def lm_edit_seeds() -> list[EditSeed]:
     """Up to INSTANCES requests of every cacheable intent, each naming one slot a rewrite may change."""
     out = []
-    for intent in sorted(load().intents.values(), key=lambda i: i.id):
+    for intent in _plain_intents():
         changeable = [s for s in intent.slots if s.name not in intent.keep]
-        if not changeable or not _is_plain(intent):
+        if not changeable:
             continue
         for idx, inst in enumerate(intent.instances[:INSTANCES]):
             rng = stable_rng(DOMAIN, "lm_edit", intent.id, idx)
