@@ -53,9 +53,9 @@ def _slot_op(slot: int):
     def mine_shard_slot(context: OpExecutionContext, build: BuildSettings, names: list[str]) -> list[MinedShard]:
         from domains.corpora.mining import prepare_shard, slot_shards
 
-        out = []
+        out, datasets = [], build.datasets()  # one DatasetsDir: its corpora are loaded once per slot
         for shard in slot_shards(names, slot):
-            part = prepare_shard(build.datasets(), shard, cache_dir=build.caches)
+            part = prepare_shard(datasets, shard, cache_dir=build.caches)
             context.log.info(f"slot {slot}: {shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
                              f"{len(part.texts)} distinct single-turn prompts")
             out.append(MinedShard(shard, part))
