@@ -17,8 +17,9 @@ family guard), `policy`.
 """
 from __future__ import annotations
 
-from domains.base import DomainSpec
+from domains.base import DomainSpec, LMHooks
 from domains.code.catalog import LANGS, curated, group_of, task, units, variant
+from domains.code.lm_hooks import lm_edit_seeds, lm_resolve_edit
 from domains.code.operators import OPERATORS
 from domains.code.planning import DOMAIN, VERSION, plan
 from domains.code.policy import policy
@@ -26,6 +27,7 @@ from domains.code.render import (SURFACE_OPS, Spec, rename_identifier, render_an
                                  surface_ops_for, surface_steps_effective)
 from domains.code.sandbox_tests import render_tests
 from domains.families import method_generators
+from domains.lm import edits as lm_edit_task
 
 __all__ = ["DOMAIN", "LANGS", "OPERATORS", "SPEC", "SURFACE_OPS", "Spec", "VERSION", "curated", "group_of",
            "plan", "policy", "rename_identifier", "render_answer", "render_query", "render_tests",
@@ -35,9 +37,13 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Small function requests in Python and JavaScript, answered by curated reference solutions.",
     # Curated rows need no corpus; the plan is the same for every profile (the pipeline selects).
-    generators=method_generators(DOMAIN, lambda ctx: plan()),
+    generators={**method_generators(DOMAIN, lambda ctx: plan()),
+                "lm_generated": lambda ctx: lm_edit_task.generate(SPEC, ctx)[0]},
     verifier="ast_sandbox",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    # A model rewrites a request with the language or the variant changed; the curated references and
+    # their tests answer it (domains/code/lm_hooks.py).
+    lm=LMHooks(source_file="sources/curated/code.yaml", edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
 )

@@ -38,7 +38,7 @@ from pipeline.llm.cached_provider import ReplayMissError
 PROMPTS_FILE = CONFIGS / "prompts" / "lm_edit.yaml"
 PROMPTS_REL = "configs/prompts/lm_edit.yaml"
 VERSION = "1"
-MAX_SPAN = 6        # word tokens: "The Old Man and the Sea"
+MAX_SPAN = 12       # tokens: "The Old Man and the Sea", "into a new list that it returns, leaving items unchanged"
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’\-][^\W\d_]+)*|[^\w\s]")
 _SECTION_KEYS = {"id", "max_seeds", "system", "examples", "user"}
 

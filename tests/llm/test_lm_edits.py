@@ -21,7 +21,8 @@ from pipeline.core.errors import InputError
     ("Solve for x: 4*x + 23 = 31", "Solve for x: 4*x + 23 = 31 and x > 0", "insertion"),
     ("What is the capital city of Chile?", "What is the capital of Chile?", "deletion"),
     ("What is the capital of Chile?", "Which is the capital of Peru?", "several_changes"),
-    ("Who wrote Dracula?", "Who wrote a long and famous novel about a count?", "span_too_long"),
+    ("Who wrote Dracula?", "Who wrote the long and famous novel about a count from Transylvania who moves to England?",
+     "span_too_long"),
 ])
 def test_one_span_finds_exactly_one_changed_span_or_names_why_not(seed, rewrite, expected):
     got = one_span(seed, rewrite)
@@ -188,3 +189,21 @@ def test_tool_rewordings_keep_every_slot_value_and_the_direction_and_pair_on_the
     assert c.expected_answer_a == c.expected_answer_b == '{"arguments":{"city":"Tokyo"},"name":"get_timezone"}'
     assert c.tools_a == c.tools_b and c.tools_a and c.label == "PARA_SAFE"
     assert verify(c, spec.policy).passed
+
+
+def test_code_answers_a_rewrite_with_the_curated_references_and_their_tests():
+    c = _resolve("code", "reverse_string/base/python",
+                 "Could you code reverse_string(text) in JavaScript? It gives back text reversed, last character first.")
+    assert (c.label, c.verification_payload["language_a"], c.verification_payload["language_b"]) == (
+        "ADVERSARIAL", "python", "javascript")
+    assert c.expected_answer_b.startswith("function reverse_string(text)")
+    assert verify(c, get_domain("code").policy).passed            # each side's tests run in the sandbox
+    seed = _seed("code", "truncate_text/10/python")
+    v = _resolve("code", "truncate_text/10/python", seed.text.replace("at most 10", "at most 11"))
+    assert v.provenance.operator_params["kind"] == "off_by_one" and v.verification_payload["tests_a"] != \
+        v.verification_payload["tests_b"]
+    assert verify(v, get_domain("code").policy).passed
+    assert _resolve("code", "truncate_text/10/python", seed.text.replace("at most 10", "at most 12")) == \
+        "not_a_curated_request"                                   # no curated variant, so no known answer
+    assert _resolve("code", "reverse_string/base/python", "Could you code reverse_string(text) in Rust? It gives "
+                    "back text reversed, last character first.") == "not_a_curated_request"

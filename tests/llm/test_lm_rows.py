@@ -197,7 +197,7 @@ def test_answer_token_rules_drop_a_flipped_or_narrowed_question():
 def test_no_model_means_no_rows():
     specs = [s for s in all_domains() if s.lm is not None]
     assert sorted(s.name for s in specs if s.lm.items is not None) == ["math", "qa_factual", "qa_open", "tool"]
-    assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["math", "qa_factual", "tool"]
+    assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["code", "math", "qa_factual", "tool"]
     for spec in specs:
         ctx = GenContext(domain=spec.name, profile="v1.1", need={"PARA_SAFE": 50})
         assert list(spec.generators["lm_generated"](ctx)) == []
