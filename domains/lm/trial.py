@@ -1,11 +1,13 @@
 """A small trial of every LM generation task on every domain that has it, with each local model:
 prompts sent, non-empty outputs, rows kept and drops by reason, per task, domain and model.
 
-    python -m domains.lm.trial [--models smollm2 qwen_coder] [--limit 10] [--json FILE]
+    python -m domains.lm.trial [--models smollm2 qwen_coder] [--limit 10] [--domains D ...]
+                               [--tasks paraphrase edit] [--mode both|replay] [--json FILE]
 
 Tasks: `paraphrase` (domains/lm/generate.py: PARA_SAFE pairs of rewordings; `limit` items, two
 phrasings each) and `edit` (domains/lm/edits.py: ADVERSARIAL rewrites; `limit` seeds). Responses go
-through the LLM response cache under the cache root (mode both), so a second run is served from it.
+through the LLM response cache under the cache root (mode both), so a second run is served from it;
+`--mode replay` reads only that cache (a response not in it is an error, no model is called).
 Nothing is written to outputs/ or to the replay file. Needs the models (bash .ci/install-llm, then
 cacheeval models fetch).
 """
@@ -20,7 +22,8 @@ from pathlib import Path
 from domains.base import GenContext
 
 
-def run(models: list[str], limit: int) -> list[dict]:
+def run(models: list[str], limit: int, domains: list[str] | None = None, tasks: tuple[str, ...] = ("paraphrase", "edit"),
+        mode: str = "both") -> list[dict]:
     """One record per (model, task, domain): sent, outputs, kept, drops, seconds and an example kept row."""
     from domains import all_domains
     from domains.lm import edits, generate
@@ -32,15 +35,15 @@ def run(models: list[str], limit: int) -> list[dict]:
     store = open_store(settings.llm_db(), config.postgres_url())
     records = []
     for model in models:
-        llm = open_llm("both", provider=model, store=store)
-        for spec in (s for s in all_domains() if s.lm is not None):
+        llm = open_llm(mode, provider=model, store=store)
+        for spec in (s for s in all_domains() if s.lm is not None and (not domains or s.name in domains)):
             ctx = GenContext(domain=spec.name, profile="v1.1", need={}, llm=llm, policy=spec.policy)
-            tasks = []
-            if spec.lm.items is not None:
-                tasks.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False))))
-            if spec.lm.edit_seeds is not None:
-                tasks.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
-            for task, call in tasks:
+            todo = []
+            if spec.lm.items is not None and "paraphrase" in tasks:
+                todo.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False))))
+            if spec.lm.edit_seeds is not None and "edit" in tasks:
+                todo.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
+            for task, call in todo:
                 t0 = time.monotonic()
                 rec = call()
                 records.append({"model": model, "task": task, "domain": spec.name, **rec,
@@ -81,9 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Trial of the LM generation tasks: yield per task, domain and model.")
     ap.add_argument("--models", nargs="+", default=["smollm2", "qwen_coder"])
     ap.add_argument("--limit", type=int, default=10, help="items (paraphrase) or seeds (edit) per task and domain")
+    ap.add_argument("--domains", nargs="+", help="only these domains (default: every domain with LM hooks)")
+    ap.add_argument("--tasks", nargs="+", choices=("paraphrase", "edit"), default=["paraphrase", "edit"])
+    ap.add_argument("--mode", choices=("both", "replay"), default="both",
+                    help="replay: answer only from the response cache, never call a model")
     ap.add_argument("--json", type=Path, help="also write the records here")
     args = ap.parse_args(argv)
-    records = run(args.models, args.limit)
+    records = run(args.models, args.limit, args.domains, tuple(args.tasks), args.mode)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(table(records))
