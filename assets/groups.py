@@ -10,5 +10,7 @@ ASSEMBLY = "assembly"
 EVALUATION = "evaluation"
 PUBLICATION = "publication"
 MANIFEST = "manifest"
+# Not a stage of the build: the quarterly adversarial slice (assets/evolving.py), run by its own schedule.
+EVOLVING = "evolving"
 
 STAGES = (SOURCES, GENERATION, VERIFICATION, SELECTION, DIFFICULTY, ASSEMBLY, EVALUATION, PUBLICATION, MANIFEST)

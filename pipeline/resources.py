@@ -95,3 +95,25 @@ class BuildSettings(ConfigurableResource):
         # like every cache, the SQLite store lives under the cache root (PostgreSQL when its URL is set)
         store = None if effective == "off" else open_store(settings.llm_db(self.caches), config.postgres_url())
         return open_llm(mode, store=store)
+
+
+class EvolveSettings(ConfigurableResource):
+    """Where the quarterly adversarial slice reads the main benchmark and writes its files, and the
+    cache it attacks (empty: configs/evolving.yaml's target)."""
+
+    bench: str = Field(default="outputs/cachebench.jsonl", description=(
+        "The main benchmark (relative: from the project root); its splits/ beside it train the verified cache."))
+    out_dir: str = Field(default="outputs/evolving", description=(
+        "Folder of the quarterly slices (relative: from the project root): <quarter>.jsonl, <quarter>.md, "
+        "manifest.json. Earlier quarters found there are never duplicated."))
+    target: str = Field(default="", description=(
+        "The cache to attack: a reference name (cacheeval references) or module:<file.py>[:<Class>]. Empty: "
+        "target of configs/evolving.yaml (verified)."))
+
+    @property
+    def bench_path(self) -> Path:
+        return PROJECT_ROOT / self.bench
+
+    @property
+    def out_path(self) -> Path:
+        return PROJECT_ROOT / self.out_dir

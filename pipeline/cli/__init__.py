@@ -19,6 +19,7 @@ COMMANDS = {
     "sources": ("pipeline.cli.sources", "list the upstream corpora found in a datasets dir"),
     "llm-cache": ("pipeline.cli.llm_cache", "inspect or evict the LLM response cache"),
     "models": ("pipeline.cli.models", "join and verify the local language models' GGUF files (cacheeval models fetch)"),
+    "evolve": ("pipeline.cli.evolve", "build one quarter's adversarial slice against the target cache (outputs/evolving/)"),
     "ui": ("pipeline.cli.ui", "start the Dagster UI (DAGSTER_HOME defaults to .dagster_home/)"),
 }
 

@@ -96,6 +96,8 @@ def _check(args) -> int:
         t0 = time.perf_counter()
         run_build(manifest["profile"], Path(tmp), datasets, args.cache_dir, progress=lambda s: print(s, file=sys.stderr))
         diffs = compare_outputs(committed, Path(tmp))
+    from pipeline.cli.evolve import check_slices  # the committed quarterly adversarial slices, rebuilt too
+    diffs += check_slices(committed / "evolving", args.cache_dir)
     if diffs:
         for d in diffs:
             print(f"error: {committed / d.file}: {d.detail}. The committed outputs differ from a rebuild; "

@@ -1,5 +1,7 @@
 """The row contract: every row of a benchmark file against configs/row.schema.json, plus what a
 schema cannot say (key order, the binary label's derivation, id uniqueness, id matching domain).
+Ids are cb-<domain>-<4 digits>, or cb-<domain>-<YYYY>q<N>-<4 digits> for the rows of a quarterly
+adversarial slice (outputs/evolving/), so the two can never collide.
 
 Every problem of a file is reported, one line each: `error: <file>:<line>: <field>: <problem>.
 <how to fix>`; a line that is not JSON uses the field `<json>`. Standard library only: the schema is
@@ -33,6 +35,7 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", flo
                bool: "boolean", type(None): "null"}
 _ID_PREFIX = "cb-"
 DOMAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
+QUARTER_ID = "[0-9]{4}q[1-4]"  # the quarter in the ids of a quarterly adversarial slice: cb-math-2026q4-0001
 
 
 def row_schema(domains: Sequence[str] | None = None) -> dict:
@@ -45,7 +48,7 @@ def row_schema(domains: Sequence[str] | None = None) -> dict:
             raise ValueError(f"domain names must match {DOMAIN_NAME.pattern}, got {list(domains)!r}")
         props = schema["properties"]
         props["domain"] = {"enum": list(domains)}
-        props["id"] = {"type": "string", "pattern": f"^cb-({'|'.join(domains)})-[0-9]{{4}}$"}
+        props["id"] = {"type": "string", "pattern": f"^cb-({'|'.join(domains)})-({QUARTER_ID}-)?[0-9]{{4}}$"}
     return schema
 
 
@@ -148,7 +151,7 @@ def _id_domain_problem(row: dict, domains: tuple[str, ...] | None) -> tuple[str,
     rid, domain = row.get("id"), row.get("domain")
     if not isinstance(rid, str) or not isinstance(domain, str) or not rid.startswith(_ID_PREFIX):
         return None
-    named = rid[len(_ID_PREFIX):].rpartition("-")[0]
+    named = re.sub(f"-{QUARTER_ID}$", "", rid[len(_ID_PREFIX):].rpartition("-")[0])
 
     def known(name: str) -> bool:   # an unknown name already has its own enum or pattern error
         return name in domains if domains is not None else DOMAIN_NAME.fullmatch(name) is not None

@@ -11,17 +11,18 @@ from dagster import AssetKey, Definitions, asset, load_assets_from_modules
 
 from assets.groups import STAGES
 from pipeline.core.errors import BuildError
-from pipeline.definitions import ASSET_MODULES, BUILD_JOBS, all_assets, defs, domain_job, unbuilt
+from pipeline.definitions import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, all_assets, defs, domain_job, evolving_assets,
+                                  unbuilt)
 
 
 def _assets_by_key():
-    return {key: a for a in all_assets for key in a.keys}
+    return {key: a for a in [*all_assets, *evolving_assets] for key in a.keys}
 
 
 def test_every_asset_is_built_by_exactly_one_job():
     graph = defs.resolve_asset_graph()
     assert unbuilt() == []
-    selections = [job.selection.resolve(graph) for job in BUILD_JOBS]
+    selections = [job.selection.resolve(graph) for job in (*BUILD_JOBS, *OTHER_JOBS)]
     assert sum(len(s) for s in selections) == len(graph.get_all_asset_keys())  # no asset in two jobs
 
 
@@ -31,7 +32,8 @@ def test_an_asset_left_out_of_the_jobs_is_named():
         """A new stage nobody added to a job."""
         return {}
 
-    grown = Definitions(assets=[*all_assets, scores], asset_checks=defs.asset_checks, resources=defs.resources)
+    grown = Definitions(assets=[*all_assets, *evolving_assets, scores], asset_checks=defs.asset_checks,
+                        resources=defs.resources)
     assert unbuilt(grown) == [AssetKey("scores")]
 
 
@@ -47,8 +49,13 @@ def test_the_build_refuses_to_start_when_a_job_is_missing(monkeypatch, tmp_path)
 
 def test_partitioned_assets_are_exactly_the_domain_jobs():
     graph = defs.resolve_asset_graph()
+    from assets.evolving import QUARTERS, evolving_job
+
     partitioned = {k for k in graph.get_all_asset_keys() if graph.get(k).partitions_def is not None}
-    assert partitioned == domain_job.selection.resolve(graph) == {AssetKey("candidate_rows"), AssetKey("verified_rows")}
+    by_quarter = {k for k in partitioned if graph.get(k).partitions_def == QUARTERS}
+    assert partitioned - by_quarter == domain_job.selection.resolve(graph) == {AssetKey("candidate_rows"),
+                                                                               AssetKey("verified_rows")}
+    assert by_quarter == evolving_job.selection.resolve(graph)  # the quarterly slice, no part of the build
 
 
 def test_one_group_per_asset_module_left_to_right():
@@ -58,8 +65,8 @@ def test_one_group_per_asset_module_left_to_right():
             for key in a.keys:
                 assert a.group_names_by_key[key] == module.__name__.rsplit(".", 1)[-1], key
     graph = defs.resolve_asset_graph()
-    # every input comes from the same stage or one to its left
-    for key in graph.get_all_asset_keys():
+    # every input comes from the same stage or one to its left (the quarterly slice is no stage of the build)
+    for key in {k for a in all_assets for k in a.keys}:
         for parent in graph.get(key).parent_keys:
             assert STAGES.index(graph.get(parent).group_name) <= STAGES.index(graph.get(key).group_name), (parent, key)
 
@@ -131,7 +138,9 @@ def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
 
     graph = defs.resolve_asset_graph()
     job = defs.resolve_job_def(UI_JOB_NAME)
-    assert set(job.asset_layer.executable_asset_keys) == set(graph.get_all_asset_keys())
+    # every asset of the build (the quarterly slice has its own job and schedule)
+    assert set(job.asset_layer.executable_asset_keys) == set(graph.get_all_asset_keys()) - {
+        k for a in evolving_assets for k in a.keys}
     assert job.executor_def.name == "in_process"
     # the webserver adds a job's `tags` (not its run_tags) to the runs it launches
     assert job.tags["dagster/asset_partition_range_start"] == domain_names()[0]

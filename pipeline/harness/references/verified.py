@@ -209,10 +209,12 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def splits_dir(bench_path: Path) -> Path:
     """The folder holding train.jsonl and dev.jsonl for a benchmark file: <bench dir>/splits/ for
-    cachebench.jsonl, or the bench's own folder when the bench is a split (splits/test.jsonl).
+    cachebench.jsonl, or the bench's own folder when the bench is a split (splits/test.jsonl), or
+    <bench dir>/../splits/ for a quarterly adversarial slice (outputs/evolving/2026-Q4.jsonl).
     InputError naming what is missing otherwise."""
     bench_path = Path(bench_path)
-    for folder in (bench_path.parent / "splits", bench_path.parent):
+    # the last: outputs/evolving/<quarter>.jsonl, a quarterly slice, is scored by the main benchmark's verified cache
+    for folder in (bench_path.parent / "splits", bench_path.parent, bench_path.parent.parent / "splits"):
         if (folder / "train.jsonl").is_file() and (folder / "dev.jsonl").is_file():
             return folder
     raise InputError(f"--reference verified: no train.jsonl and dev.jsonl beside {bench_path} or in "
