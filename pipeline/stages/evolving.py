@@ -201,6 +201,7 @@ class SliceChoice:
     fooled: int                # verified candidates the target served a HIT on
     usable: int                # of those, what the domain cap lets in
     candidates: int            # verified candidates scored
+    shared: int = 0            # fooled rows left out: a request of theirs is in a row taken before
 
 
 def choose_slice(rows: Sequence[Mapping[str, Any]], target_hits: Mapping[str, bool], cfg: EvolvingConfig,
@@ -208,14 +209,21 @@ def choose_slice(rows: Sequence[Mapping[str, Any]], target_hits: Mapping[str, bo
     """The slice's candidate ids: fooled rows spread over domains and operators (module docstring)."""
     fooled = [r for r in rows if target_hits.get(r["id"]) and r["binary_label"] == "MISS"]
     lanes = []
-    usable = 0
+    usable = shared = 0
     for domain in domain_order:
         mine = sorted((r for r in fooled if r["domain"] == domain), key=lambda r: r["id"])
-        lane = _lane(mine, stable_rng("evolving-slice", quarter, target_code, domain))[:cfg.domain_cap]
-        usable += len(lane)
-        lanes.append(lane)
+        lane, seen = [], set()
+        for r in _lane(mine, stable_rng("evolving-slice", quarter, target_code, domain)):
+            keys = used_requests([r])
+            if keys & seen:  # one seed (or perturbation) per slice: the first row in lane order keeps it
+                shared += 1
+                continue
+            seen |= keys
+            lane.append(r)
+        usable += len(lane[:cfg.domain_cap])
+        lanes.append(lane[:cfg.domain_cap])
     order = round_robin(lanes)
-    return SliceChoice(tuple(r["id"] for r in order[:cfg.rows]), len(fooled), usable, len(rows))
+    return SliceChoice(tuple(r["id"] for r in order[:cfg.rows]), len(fooled), usable, len(rows), shared)
 
 
 def _lane(rows: Sequence[Mapping[str, Any]], rng) -> list:
@@ -251,7 +259,7 @@ def shortfall(choice: SliceChoice, cfg: EvolvingConfig, target: str) -> str | No
     capped = ""
     if choice.usable < choice.fooled:
         capped = (f" ({choice.usable} usable under the cap of {cfg.domain_cap} rows per domain, "
-                  f"max_domain_share {cfg.max_domain_share:g})")
+                  f"max_domain_share {cfg.max_domain_share:g}, and one row per request)")
     return (f"the target {target} was fooled by {choice.fooled:,} of {choice.candidates:,} verified candidates"
             f"{capped}; the slice is {short} short")
 

@@ -64,7 +64,7 @@ def render(quarter: str, stages: Sequence[tuple[str, int, Mapping[str, int]]], t
              "", "Inputs: " + ", ".join(f"`{k}` sha256 `{v[:16]}`" for k, v in sorted(sources.items())), "",
              "## Stages", "", "| stage | kept | dropped (by reason) |", "|---|---:|---|"]
     for stage, kept, drops in stages:
-        why = "; ".join(f"{k} {v:,}" for k, v in sorted(drops.items(), key=lambda kv: (-kv[1], kv[0]))) or "–"
+        why = "; ".join(f"{k} {v:,}" for k, v in sorted(drops.items(), key=lambda kv: (-kv[1], kv[0])) if v) or "–"
         lines.append(f"| {stage} | {kept:,} | {why} |")
     methods = Counter(r["construction_method"] for r in candidates)
     lines += ["", "Verified candidates by construction method: " + ", ".join(
@@ -104,7 +104,8 @@ def slice_files(folder: Path, scored: Mapping[str, Any], chosen: Mapping[str, An
               ("verified (deterministic verifiers and policies)", len(scored["verified"]), scored["verify_drops"]),
               (f"fooled the target {chosen['target']['name']}", chosen["choice"].fooled, {}),
               ("in the slice (spread over domains and operators)", len(chosen["rows"]),
-               {"beyond_domain_cap": chosen["choice"].fooled - chosen["choice"].usable,
+               {"shares_a_request_with_a_row_taken_before": chosen["choice"].shared,
+                "beyond_domain_cap": chosen["choice"].fooled - chosen["choice"].shared - chosen["choice"].usable,
                 "beyond_rows": chosen["choice"].usable - len(chosen["rows"])})]
     report = render(quarter, stages, chosen["target"], scored["rows"], chosen["rows"], scored["references"],
                         domain_order, sources).encode("utf-8")

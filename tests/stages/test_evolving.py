@@ -61,13 +61,17 @@ def _cand(domain: str, n: int, operator: str) -> Candidate:
                      provenance=Provenance("t", "1", operator=operator, source_record=f"rec{n}"))
 
 
-def _rows(per_domain: int = 20) -> list[dict]:
+def _rows(per_domain: int = 20, seeds: int | None = None) -> list[dict]:
     rows = []
     for domain in domain_names():
         for n in range(per_domain):
             c = _cand(domain, n, f"op{n % 3}")
+            if seeds:  # several perturbations of one seed
+                c = c.with_(query_a=f"seed {domain} {n % seeds}")
             rid = f"cb-{domain}-2026q4-{n + 1:04d}"
             rows.append({"id": rid, "domain": domain, "binary_label": "MISS", "subcategory": f"sub{n % 2}",
+                         "query_a": c.query_a, "query_b": c.query_b, "context_a": None, "context_b": None,
+                         "system_prompt_a": None, "system_prompt_b": None,
                          "provenance": {"evolving": ev.provenance_extra("2026-Q4", c)}})
     return rows
 
@@ -93,7 +97,16 @@ def test_no_domain_goes_above_its_share_even_when_only_one_domain_fools_the_targ
     assert len(choice.chosen) == CFG.domain_cap == 10
     assert ev.shortfall(choice, CFG, "math-only") == (
         "the target math-only was fooled by 60 of 600 verified candidates (10 usable under the cap of 10 rows per "
-        "domain, max_domain_share 0.2); the slice is 40 short")
+        "domain, max_domain_share 0.2, and one row per request); the slice is 40 short")
+
+
+def test_a_seed_is_used_once_per_slice_the_other_perturbations_of_it_are_left_out_and_counted():
+    rows = _rows(per_domain=20, seeds=4)  # 20 rows per domain over 4 seeds
+    choice = ev.choose_slice(rows, {r["id"]: True for r in rows}, CFG, "2026-Q4", "code", domain_names())
+    chosen = ev.slice_rows(rows, choice, "2026-Q4", domain_names())
+    assert choice.shared == 16 * len(domain_names()) and len(chosen) == 4 * len(domain_names())
+    assert len(ev.used_requests(chosen)) == 2 * len(chosen)  # no request twice
+    assert ev.shortfall(choice, CFG, "always").endswith("the slice is 10 short")
 
 
 def test_a_target_that_never_false_hits_fails_the_rows_check_with_the_numbers_instead_of_padding():
