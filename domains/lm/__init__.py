@@ -4,3 +4,17 @@ Domain-agnostic: `generate.py` prompts the model and pairs kept rewordings, `rul
 answer-token rules a rewording must pass. A domain takes part through `DomainSpec.lm` (its items,
 domains.base.LMHooks) and imports this package; this package imports no domain.
 """
+
+
+def read_prompt_file(path, rel: str):
+    """The parsed YAML of a prompt file under configs/prompts/ (`rel`: its name in errors); its
+    absence is a one-line InputError. yaml is loaded on first use: a build without a model never
+    reads a prompt file."""
+    import yaml
+
+    from pipeline.core.errors import InputError
+
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{rel}: file not found. Restore it from git") from None

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, EditSeed, GenContext, Span, normalize_text
 from domains.families import spread
-from domains.lm import yields
+from domains.lm import read_prompt_file, yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.rules import parse_output
 from domains.verify import verify
@@ -91,12 +91,7 @@ def one_span(seed: str, rewrite: str) -> Span | str:
 @lru_cache(maxsize=1)
 def load_prompts() -> dict:
     """Parse and check configs/prompts/lm_edit.yaml."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(PROMPTS_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{PROMPTS_REL}: file not found. Restore it from git") from None
+    data = read_prompt_file(PROMPTS_FILE, PROMPTS_REL)
     if not isinstance(data, dict) or not {"in_build", "params", "domains"} <= set(data) or "seed" not in data["params"]:
         raise InputError(f"{PROMPTS_REL}:top: needs in_build, params (with a seed) and domains. Add what is missing")
     for name, spec in sorted(data["domains"].items()):

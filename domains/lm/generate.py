@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
-from domains.lm import yields
+from domains.lm import read_prompt_file, yields
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -44,12 +44,7 @@ GROUNDING = ("Different users ask for the same thing in their own words; a langu
 @lru_cache(maxsize=1)
 def load_prompts() -> dict:
     """Parse and check configs/prompts/lm_paraphrase.yaml."""
-    import yaml  # loaded on first use: a build without a model never reads the prompt file
-
-    try:
-        data = yaml.safe_load(PROMPTS_FILE.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{PROMPTS_REL}: file not found. Restore it from git") from None
+    data = read_prompt_file(PROMPTS_FILE, PROMPTS_REL)
     if not isinstance(data, dict) or not {"params", "domains"} <= set(data):
         raise InputError(f"{PROMPTS_REL}:top: needs params and domains. Add the missing section")
     for name in sorted(data["domains"]):
