@@ -25,6 +25,18 @@ def test_every_test_module_sits_in_a_package_folder():
     assert {p.parent.name for p in _test_modules()} == FOLDERS  # and no folder is left empty
 
 
+def test_no_two_test_modules_share_a_name():
+    # The folders are not packages, so pytest imports each test module by its bare name: a second
+    # test_x.py in another folder stops the whole run at collection ("import file mismatch").
+    seen: dict[str, str] = {}
+    twice = []
+    for p in _test_modules():
+        if p.name in seen:
+            twice.append(f"{seen[p.name]} and {p.relative_to(TESTS)}")
+        seen.setdefault(p.name, str(p.relative_to(TESTS)))
+    assert not twice, f"rename one of each pair: {twice}"
+
+
 def test_no_test_module_imports_another():
     offenders = []
     for path in _test_modules():
