@@ -18,7 +18,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH = DATA / "bench.jsonl"
 NAMES = domain_names()
 DOMAINS = ", ".join(NAMES)
-ID_PATTERN = f"^cb-({'|'.join(NAMES)})-[0-9]{{4}}$"
+# cb-<domain>-NNNN, or cb-<domain>-<YYYY>q<N>-NNNN for a quarterly adversarial slice's rows
+ID_PATTERN = f"^cb-({'|'.join(NAMES)})-([0-9]{{4}}q[1-4]-)?[0-9]{{4}}$"
 
 
 def rows() -> list[dict]:
@@ -57,7 +58,7 @@ def test_standalone_any_lowercase_domain_whose_id_names_it():
         "error: b.jsonl:7: id: 'cb-astronomy-0001' names domain 'astronomy' but the row's domain is 'math'. "
         "Use cb-math-<4 digits>."]
     assert one(dict(row, id="cb-Astronomy-0001", domain="Astronomy"), domains=None) == [
-        "error: b.jsonl:7: id: 'cb-Astronomy-0001' does not match ^cb-[a-z][a-z0-9_]*-[0-9]{4}$. "
+        "error: b.jsonl:7: id: 'cb-Astronomy-0001' does not match ^cb-[a-z][a-z0-9_]*-([0-9]{4}q[1-4]-)?[0-9]{4}$. "
         "Use cb-<domain>-<4 digits>, e.g. cb-math-0007.",
         "error: b.jsonl:7: domain: 'Astronomy' does not match ^[a-z][a-z0-9_]*$. Match the pattern."]
 
