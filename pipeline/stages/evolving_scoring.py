@@ -39,7 +39,7 @@ def resolve(name: str, bench: Path) -> Target:
     from pipeline.harness.stateful import is_store_lookup
 
     if name.startswith(MODULE_PREFIX):
-        from pipeline.cli.eval import load_cache
+        from pipeline.harness.user_cache import load_cache
 
         spec, _, cls = name[len(MODULE_PREFIX):].partition(":")
         if not spec:
