@@ -33,7 +33,7 @@ from typing import Callable, NamedTuple
 from domains.corpora import scrub_detectors as det
 from domains.corpora.scrub_patterns import PATTERNS
 
-VERSION = "2"  # of the rules: a change can change a mined row
+VERSION = "3"  # of the rules: a change can change a mined row
 
 
 class Scrubbed(NamedTuple):

@@ -92,6 +92,14 @@ _ID_NAMES = _words("passport", "driver.?s? licen[cs]e", "driving licen[cs]e", "l
 _ID_ACRONYMS = r"[NDCMT](?<![A-Za-z][NDCMT])(?:(?<=N)(?:INO|IE|IF|HS)|(?<=D)NI|(?<=C)(?:PF|URP)|(?<=M)RN|(?<=T)FN)"
 _NAME_INTRO = _words("my (?:full |real |legal |first |last )?name is", "my name.s", "i am called", "i.m called",
                      "full name:")
+# A salutation opening a line: "Dear Olivia,", "Hi Tom!", "Hello Dr. Ana Silva:" (the name, 1-3
+# capitalised words, must end the salutation). Not a person: the words of _NOT_ADDRESSEE.
+_GREETING = r"(?i:dear|hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening))"
+_NOT_ADDRESSEE = (r"(?:Sir|Sirs|Madam|Madame|Ma'am|Team|All|Everyone|Everybody|There|World|Friends?|Folks|Guys|"
+                  r"Colleagues|Students|Parents|Members|Readers|Customers?|Clients?|Valued|Hiring|Recruiter|Admissions|"
+                  r"Diary|Mom|Mum|Dad|Chat|ChatGPT|Chatgpt|GPT|Bard|Claude|Gemini|Copilot|Assistant|Bot|Siri|Alexa|"
+                  r"Google|Cortana|Openai|OpenAI|Again|Back|Guest|User|Users|Reader|Manager|Sales|Support|Both|Dr|Mr|Mrs|Ms|Miss|Prof|Professor|Please|Thanks|Thank|Sorry|Okay|Ok)"
+                  r"(?![a-zà-ÿ'’-])")
 _CLOSING = (r"(?i:(?:best|kind|warm)?\s?(?:regards|wishes|thanks|thank you|sincerely|cheers"
             r"|yours(?: sincerely| truly| faithfully)?))")
 _OTHER_KEYS = (r"[a-zGp](?<![A-Za-z0-9][a-zGp])(?:(?<=d)(?:api[0-9a-f]{32}|o[opr]_v1_[0-9a-f]{64})"
@@ -215,6 +223,10 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
     # "I'm Andrew Huberman, and ...": two or three capitalised words, then the sentence goes on
     ("name", rf"I(?<![A-Za-z]I)(?: am|'m|’m)\s{{1,3}}({_PERSON}(?:\s{_PERSON}){{1,2}})"
              rf"(?=[,.;!]|\s(?:and|from|a|an|the)\b)", 0, ("i am", "i'm", "i’m")),
+    # a salutation: "Dear Olivia,", "Hi Tom," (an I'm/I've opening a sentence is not a name)
+    ("name", rf"(?m)^[ \t]{{0,3}}{_GREETING},?[ \t]{{1,3}}(?:(?:Dr|Mr|Mrs|Ms|Miss|Prof|Professor)\.?[ \t])?"
+             rf"(?!{_NOT_ADDRESSEE}|I[’'])({_PERSON}(?:[ \t]{_PERSON}){{0,2}})(?=[ \t]{{0,3}}(?:[,!:;.\n]|$))", 0,
+     ("dear", "hi", "hello", "hey", "greetings", "good ")),
     # a signature: "Thanks,\nDaniel Okafor"
     ("name", rf"(?m)^{_CLOSING}[ ,!.]{{0,3}}\n[ \t]{{0,3}}({_PERSON}(?:[ \t]{_PERSON}){{0,2}})[ \t]*$", 0,
      ("regards", "wishes", "thank", "sincerely", "cheers", "yours")),
