@@ -26,6 +26,7 @@ from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
 from domains.base import Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance, normalize_text
 from domains.corpora import benchmarks as corpus_benchmarks
+from domains.corpora import mining
 from domains.families import capped_builder, method_generators, spread, surface_variant
 from domains.text import time_sensitive
 from pipeline.core.errors import InputError
@@ -274,7 +275,8 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Explanatory and how-to questions judged by a 3-criterion rubric.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_rows},
+                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_rows,
+                "real_traffic_mined": mining.qa_open_traffic_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,

@@ -16,7 +16,8 @@ third); UNRELATED = conversations of different kinds.
 
 With a datasets dir, real_traffic_mined adds ADVERSARIAL pairs from real conversations: the same
 follow-up ("continue", "make it shorter", "explain the second point", "yes") after two different
-conversations (domains/corpora/mining/followups.py).
+conversations; and RELATED_UNSAFE pairs: the same follow-up at two points of one conversation
+(domains/corpora/mining/followups.py).
 
 Candidates are built once (`families.capped_builder`) up to `caps_for(ctx.need, spare=8)`, labels
 taking turns at one family guard in strict rounds (one try per turn): every pool runs over the

@@ -144,7 +144,7 @@ def real_traffic_rows(ctx: GenContext) -> Iterator[Candidate]:
 
 
 # One name per domain that mines, for its SPEC (the same generator: rows are routed by domain).
-conversational_traffic_rows = creative_traffic_rows = multi_turn_traffic_rows = real_traffic_rows
+conversational_traffic_rows = creative_traffic_rows = multi_turn_traffic_rows = qa_open_traffic_rows = real_traffic_rows
 
 
 def summarise(results: Iterable[MineResult]) -> dict[str, Any]:

@@ -13,7 +13,10 @@ conversation's answer to the other). `follow_up_rule(text)` names the rule that 
   second point", "continue to step 3", "tell me more about option 2", "the first one");
 - reply_to_question: a bare answer to the assistant's question ("yes", "no", "5", "b", "option 2",
   "go ahead").
-Each needs at most MAX_FOLLOW_UP_TOKENS tokens. Courtesies ("thanks", "hi", "perfect") are not
+Each needs at most MAX_FOLLOW_UP_TOKENS tokens. A message holding code is never an edit_previous by
+its reference word alone ("explain promisify(this.client.del)": `this` is code, not the previous
+answer; blind reading of mined rows); `bare_edit` tells the edits that name nothing but the
+previous answer ("shorter", "10 more", "try again"). Courtesies ("thanks", "hi", "perfect") are not
 follow-ups (their answer is a courtesy whatever came before): `courtesy(text)` names them, and the
 miner drops them with that reason. Every other repeated final message is dropped as
 `not_context_dependent`: no rule says whether its answer depends on the earlier turns.
@@ -28,7 +31,7 @@ from __future__ import annotations
 import re
 
 from domains.base import normalize_text
-from domains.corpora.mining.rules import tokens
+from domains.corpora.mining.rules import _CODE, tokens
 
 MAX_FOLLOW_UP_TOKENS = 12
 
@@ -84,9 +87,16 @@ def follow_up_rule(text: str) -> str | None:
     if not norm or len(norm.split()) > MAX_FOLLOW_UP_TOKENS or _COURTESY.match(norm):
         return None
     for rule, pattern in _FOLLOW_RULES:
+        if pattern is _EDIT and _CODE.search(text):
+            continue
         if pattern.search(norm):
             return rule
     return None
+
+
+def bare_edit(text: str) -> bool:
+    """An edit_previous that names nothing but the previous answer ("shorter", "10 more", "try again")."""
+    return follow_up_rule(text) == "edit_previous" and bool(_EDIT_BARE.search(_norm(text)))
 
 
 def standalone(text: str) -> bool:

@@ -12,8 +12,9 @@ still found):
    once), near-duplicates come from MinHash/LSH and from the MiniLM ANN index (near.py); each pair
    is labelled only by rules.decide, routed and built by single.py, offered to one family guard
    (EQUIV first, then ADVERSARIAL, by record ids) and verified;
-3. multi-turn: follow-ups grouped by final message and paired across conversations (followups.py),
-   verified.
+3. multi-turn: follow-ups grouped by final message and paired across conversations (ADVERSARIAL),
+   then the same final message at two points of one conversation (RELATED_UNSAFE, from turns no
+   ADVERSARIAL pair used) (followups.py), verified.
 A pair no rule decides is kept out and counted by reason (`MineResult.drops`).
 """
 from __future__ import annotations
@@ -56,7 +57,7 @@ class MineResult:
     drops: Counter = field(default_factory=Counter)
     n_prompts: int = 0        # human turns read
     n_pairs: int = 0          # candidate pairs considered (duplicate, LSH, ANN and follow-up pairs)
-    sources: Counter = field(default_factory=Counter)  # pairs considered by finder: duplicate, lsh, ann, follow_up
+    sources: Counter = field(default_factory=Counter)  # pairs considered, by finder (duplicate, lsh, ann, follow_up, ...)
 
 
 def prepare(shard: str, corpus: str, records: Iterable[Any], cache_dir: Path | None = None) -> PreparedShard:
@@ -164,6 +165,11 @@ def pair(parts: Sequence[PreparedShard], name: str = "all") -> MineResult:
     res.sources["follow_up"] += len(follow)
     for a, b in follow:
         _keep(followups.candidate(a, b), None, res)
+    related, drops = followups.repeat_pairs(turns, [t for ab in follow for t in ab])
+    res.drops.update(drops)
+    res.sources["repeat_in_conversation"] += len(related)
+    for a, b in related:
+        _keep(followups.candidate(a, b, "RELATED_UNSAFE"), None, res)
     res.n_pairs = sum(res.sources.values())
     res.candidates.sort(key=lambda c: c.key)
     return res

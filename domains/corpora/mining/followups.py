@@ -12,6 +12,21 @@ differs, so one conversation's answer is wrong for the other). Drops, counted: `
 messages no rule decides never reach here (turns.py counts them as `later_turn_not_standalone` or
 `courtesy`).
 
+The same final message sent twice in ONE conversation, at two points whose earlier turns differ
+(`repeat_pairs`: "continue" after part 1 and after part 3 of one story, "yes" to two of the
+assistant's questions): RELATED_UNSAFE, the multi_turn domain's label for "the same final message
+after a different conversation of the same kind, or another question in the same conversation"
+(domains/multi_turn): one conversation, so one topic; what the message continues, redoes, picks
+from or answers differs, so the answers differ. Each conversation gives at most one pair per final
+message (its first two occurrences whose earlier turns differ), a turn already in an ADVERSARIAL
+pair is not used again, and at most MAX_PER_FINAL pairs per final message
+(`related_cap_per_final`); `related_same_earlier_turns` counts repeats whose kept earlier turns
+are the same. Only messages that must act on the answer just before them repeat this way: a
+continuation, a reply to the assistant's question, a bare edit ("shorter", "10 more": context.
+bare_edit). A numbered part ("write section 5", "explain the second point") may name the same part
+of the same plan twice, and a longer edit may hold its own subject, so one conversation gives them
+no label (`related_undecided`).
+
 Rows go to the `multi_turn` domain with the `context_rubric` verifier: the facts each answer
 depends on are the previous request and the beginning of the previous answer, and the two
 expected answers name them (so they differ, as a MISS needs).
@@ -22,6 +37,7 @@ from collections import Counter
 from typing import Iterable
 
 from domains.base import Candidate, Provenance, normalize_text
+from domains.corpora.mining.context import bare_edit
 from domains.corpora.mining.turns import CONTEXT_CHARS, CONTEXT_TURNS, QUERY_CHARS, Turn, cut_text, scrub_record
 from sources.base import natural_key
 
@@ -34,6 +50,8 @@ RULE_TEXT = {
     "item_reference": "refers to a numbered part of the previous answer",
     "reply_to_question": "answers the assistant's previous question",
 }
+RELATED_GROUNDING = ("A real user sent the same follow-up twice in one conversation; a cache keyed on the last "
+                     "message alone would serve the answer given at one point of the conversation at the other.")
 GROUNDING = ("Two real users sent the same follow-up after different conversations; a cache keyed on the last "
              "message alone would serve one conversation's answer to the other.")
 
@@ -58,22 +76,31 @@ def _context_record(turn: Turn) -> dict:
     return {"earlier_turns": turn.earlier, "kept_turns": len(turn.context or ()), "cut_turns": list(turn.cut)}
 
 
-def candidate(a: Turn, b: Turn) -> Candidate:
-    """The ADVERSARIAL multi-turn candidate for two turns of one group (a first in corpus order)."""
+def candidate(a: Turn, b: Turn, label: str = "ADVERSARIAL") -> Candidate:
+    """The multi-turn candidate for two turns of one group (a first in corpus order): ADVERSARIAL
+    for two conversations (follow_up_pairs), RELATED_UNSAFE for two points of one (repeat_pairs)."""
     fa, fb = _facts(a), _facts(b)
     what = RULE_TEXT[a.use]
+    if label == "RELATED_UNSAFE":
+        sub, grounding = f"real_repeat_in_conversation_{a.use}", RELATED_GROUNDING
+        rationale = (f"Mined from {a.corpus}: the same final message, which {what}, is sent twice in one real "
+                     "conversation; the topic is the same, but what came just before differs, so the two answers "
+                     "differ.")
+    else:
+        sub, grounding = f"real_follow_up_{a.use}", GROUNDING
+        rationale = (f"Mined from {a.corpus}: the same final message, which {what}, follows two different real "
+                     "conversations; its answer depends on the earlier turns, so one conversation's answer is wrong "
+                     "for the other.")
     files = f"{a.corpus}/{a.source_file}" + ("" if b.source_file == a.source_file else f"|{b.corpus}/{b.source_file}")
     params = {**scrub_record(a, b), "context_a": _context_record(a), "context_b": _context_record(b),
               "limits": {"query_chars": QUERY_CHARS, "context_turns": CONTEXT_TURNS, "context_chars": CONTEXT_CHARS}}
     return Candidate(
-        domain=DOMAIN, subcategory=f"real_follow_up_{a.use}", label="ADVERSARIAL", query_a=a.query, query_b=b.query,
+        domain=DOMAIN, subcategory=sub, label=label, query_a=a.query, query_b=b.query,
         expected_answer_a=f"A reply that {what} in this conversation ({fa[1]}).",
         expected_answer_b=f"A reply that {what} in this conversation ({fb[1]}).",
-        rationale=(f"Mined from {a.corpus}: the same final message, which {what}, follows two different real "
-                   "conversations; its answer depends on the earlier turns, so one conversation's answer is wrong "
-                   "for the other."),
+        rationale=rationale,
         verification_method="context_rubric", verification_payload={"context_facts_a": fa, "context_facts_b": fb},
-        construction_method="real_traffic_mined", source=a.corpus, real_world_grounding=GROUNDING,
+        construction_method="real_traffic_mined", source=a.corpus, real_world_grounding=grounding,
         provenance=Provenance(generator=f"{DOMAIN}.real_traffic_mined", generator_version="1", template_id=a.use,
                               source_file=files, source_record=f"{a.ref}|{b.ref}", scrubbed=a.scrubbed or b.scrubbed,
                               operator_params=params),
@@ -118,3 +145,40 @@ def follow_up_pairs(turns: Iterable[Turn]) -> tuple[list[tuple[Turn, Turn]], Cou
                 made += 1
                 break
     return pairs, drops, repeated
+
+
+def _where(t: Turn) -> tuple:
+    return (t.corpus, natural_key(t.record_id), t.index)
+
+
+def repeat_pairs(turns: Iterable[Turn], taken: Iterable[Turn] = ()) -> tuple[list[tuple[Turn, Turn]], Counter]:
+    """RELATED_UNSAFE pairs: the same final message at two points of one conversation (see the
+    module docstring), skipping the turns in `taken`; drops by reason."""
+    skip = {(t.corpus, t.record_id, t.index) for t in taken}
+    groups: dict[str, dict[tuple[str, str], list[Turn]]] = {}
+    drops: Counter = Counter()
+    for t in turns:
+        if t.context is None or (t.corpus, t.record_id, t.index) in skip:
+            continue
+        groups.setdefault(normalize_text(t.query), {}).setdefault((t.corpus, t.conversation), []).append(t)
+    pairs: list[tuple[Turn, Turn]] = []
+    for norm in sorted(groups):
+        made = 0
+        for conv in sorted(groups[norm].values(), key=lambda ts: min(_where(t) for t in ts)):
+            ts = sorted(conv, key=_where)
+            found = next(((a, b) for a, b in zip(ts, ts[1:]) if _context_key(a) != _context_key(b)), None)
+            if found is None:
+                if len(ts) > 1:
+                    drops["multi_turn:related_same_earlier_turns"] += 1
+                continue
+            a = found[0]
+            if not (a.use in ("continuation", "reply_to_question")
+                    or (a.use == "edit_previous" and bare_edit(a.query))):
+                drops["multi_turn:related_undecided"] += 1
+                continue
+            if made >= MAX_PER_FINAL:
+                drops["multi_turn:related_cap_per_final"] += 1
+                continue
+            pairs.append(found)
+            made += 1
+    return pairs, drops

@@ -2,21 +2,24 @@
 
 Domains: a creative request (write a poem, story, song...) -> creative under policy_no_cache
 ("creative"); a time-sensitive one (weather, news, prices...) -> conversational with subcategory
-"time_sensitive" under policy_no_cache; every other prompt -> conversational with the rubric
-verifier (3 criteria derived from the prompt itself). A pair whose two prompts route differently is
-dropped (`domain_mismatch`).
+"time_sensitive" under policy_no_cache; a pair of explanatory or how-to questions (`explanatory`:
+"Explain X ...", "What is ...", "How do I ...", "Why does ...", "Define ...") -> qa_open, the domain
+of "explanatory and how-to questions judged by a 3-criterion rubric"; every other prompt ->
+conversational. Both rubric domains use the rubric verifier (3 criteria derived from the prompt
+itself). A pair whose two prompts route differently is dropped (`domain_mismatch`), except that an
+explanatory question paired with another conversational prompt stays conversational.
 """
 from __future__ import annotations
 
 import re
 
 from domains.base import Candidate, Provenance, normalize_text
-from domains.corpora.mining.rules import _NUMBER, DIRECTION_WORDS, LANGUAGES, Decision, tokens
+from domains.corpora.mining.rules import _CODE, _NUMBER, DIRECTION_WORDS, LANGUAGES, Decision, tokens
 from domains.corpora.mining.turns import Turn, scrub_record
-from domains.text import live_request, script
+from domains.text import live_request, script, time_sensitive
 
 METHOD = "real_traffic_mined"
-VERSION = "2"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance
+VERSION = "3"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance; 3: qa_open route
 SNIPPET = 160
 _CREATIVE = re.compile(
     r"\b(write|compose|create|generate|give me|make|draft|tell me|come up with|continue)\b.{0,60}?"
@@ -30,6 +33,28 @@ _CREATIVE = re.compile(
 # recent call last)" (blind readers of mined rows caught both routed to the time-sensitive policy).
 _NOT_LIVE = re.compile(r"traceback \(most recent call last\)|(?:^|(?<=[.!?:\n]))\s*(?:(?:ok|okay|and|so|but),? )?now\b",
                        re.IGNORECASE)
+
+
+# An explanatory or how-to question: it opens (after "please", "can you"...) with explain, define,
+# describe, what is/are/does, how do/does/can/to, why is/does...; at least 4 tokens; no "you" after
+# the opener (a question about the assistant's last answer: "why did you stop"); no code and no
+# arithmetic (a program to fix or a sum to compute, not an explanation: those stay conversational).
+_POLITE = r"(?:(?:please|pls|can you|could you|would you|kindly) )*"
+_EXPLANATORY = re.compile(r"^" + _POLITE + r"(?P<opener>explain|define|describe|"
+                          r"what (?:is|are|was|were|does|do|' s|’ s)|"
+                          r"how (?:do|does|did|can|could|to|is|are|would|should)|"
+                          r"why (?:is|are|was|were|do|does|did|would|should|can))\b")
+_ARITHMETIC = re.compile(r"\d\s*[-+*/^=×÷]\s*\d")
+
+
+def explanatory(text: str) -> bool:
+    """An explanatory or how-to question (qa_open), by the opener rule above."""
+    toks = tokens(text)
+    m = _EXPLANATORY.match(" ".join(toks))
+    if m is None or len(toks) < 4 or _ARITHMETIC.search(text) or _CODE.search(text):
+        return False
+    rest = " ".join(toks)[m.end():].split()
+    return not {"you", "your", "yourself"} & set(rest)
 
 
 def route(text: str) -> tuple[str, str | None]:
@@ -74,6 +99,9 @@ def candidate(a: Turn, b: Turn, d: Decision) -> Candidate | None:
     domain, reason = route(a.query)
     if route(b.query) != (domain, reason):
         return None
+    if domain == "conversational" and reason is None and explanatory(a.query) and explanatory(b.query) \
+            and not time_sensitive(a.query, b.query):  # qa_open's own policy would keep these from the cache
+        domain = "qa_open"
     ca, cb = criteria(a.query, d.old), criteria(b.query, d.new)
     crit = {"criteria_a": ca, "criteria_b": cb}
     if reason:
