@@ -121,3 +121,18 @@ def test_code_with_this_is_not_an_edit_of_the_previous_answer():
     assert context.follow_up_rule("explain promisify(this.client.del).bind(this.client);") is None
     assert context.follow_up_rule("explain this in simpler words") == "edit_previous"
     assert context.bare_edit("give me 5 more") and not context.bare_edit("rewrite this in French")
+
+
+@pytest.mark.parametrize("a, b, label, rule", [
+    ("How do I check if pandas runs on Jupyter?", "How do I check if pandas runs on Jyupyter?", None,
+     "spelling_variant_undecided"),                                  # a letter inserted
+    ("Plan a week in Germany with kids", "Plan a week in Germnay with kids", None, "spelling_variant_undecided"),
+    ("Ask Mitchell about the budget", "Ask Michell about the budget", None, "spelling_variant_undecided"),
+    # other names, though close in spelling
+    ("Plan a week in Austria with kids", "Plan a week in Australia with kids", "ADVERSARIAL", "entity_change"),
+    ("What is the capital of Iran today", "What is the capital of Iraq today", "ADVERSARIAL", "entity_change"),
+    ("Write a letter to Lena about rent", "Write a letter to Leo about rent", "ADVERSARIAL", "entity_change"),
+])
+def test_a_misspelt_name_is_not_another_entity(a, b, label, rule):
+    d = decide(a, b)
+    assert (d.label, d.rule) == (label, rule)

@@ -19,7 +19,7 @@ decidable:
 - negation_change: the prompts differ only by negation words inserted or deleted ("does not use
   recursion" vs "does use recursion", "without a loop" vs "with a loop") -> ADVERSARIAL (the
   negated request asks for the opposite);
-and drops three of classify's calls that blind readers found wrong or doubtful (see `decide`).
+and drops four of classify's calls that readers found wrong or doubtful (see `decide`).
 """
 from __future__ import annotations
 
@@ -183,16 +183,31 @@ def _case_changed_in_code(text_a: str, text_b: str) -> bool:
     return recased and bool(_CODE.search(text_a) or _CODE.search(text_b))
 
 
+def _spelling_variant(a: str, b: str) -> bool:
+    """One letter inserted, deleted or two neighbours transposed ("jupyter"/"jyupyter", "germany"/
+    "germnay"), in words of 4+ letters: a misspelt name, not another one. (A substituted letter
+    stays a change: "iran"/"iraq".)"""
+    if a == b or min(len(a), len(b)) < 4:
+        return False
+    if abs(len(a) - len(b)) == 1:
+        short, long_ = sorted((a, b), key=len)
+        return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    at = [i for i in range(len(a)) if len(a) == len(b) and a[i] != b[i]]
+    return len(at) == 2 and at[1] == at[0] + 1 and (a[at[0]], a[at[1]]) == (b[at[1]], b[at[0]])
+
+
 def decide(text_a: str, text_b: str) -> Decision:
-    """`classify`, then the mining-only rules: what it leaves undecided, and three of its calls that
-    blind readers of real traffic showed to be wrong or doubtful (each dropped with its reason):
+    """`classify`, then the mining-only rules: what it leaves undecided, and four of its calls that
+    readers of mined real-traffic rows showed to be wrong or doubtful (each dropped with its reason):
     - a question mark that alone makes one side a question ("correct?" vs "Correct!") asks on one
       side and states on the other: not a surface variant (`question_mark_changed`; "How do I
       boil an egg?" vs "how do I boil an egg" still is one);
     - a change of letter case where the prompt holds code renames an identifier, not a surface
       variant (`case_change_in_code`);
     - a number changed only where it is a line number ("line 87" vs "line 88" in a traceback):
-      whether the answer repeats it is a matter of taste, so no label (`line_number_undecided`)."""
+      whether the answer repeats it is a matter of taste, so no label (`line_number_undecided`);
+    - a name changed by one inserted, deleted or transposed letter ("Jupyter" vs "Jyupyter") is
+      more likely a typo than another entity (`spelling_variant_undecided`)."""
     d = classify(text_a, text_b)
     if d.label == "EQUIV":
         if _asks(text_a) != _asks(text_b):
@@ -203,6 +218,8 @@ def decide(text_a: str, text_b: str) -> Decision:
     if d.rule == "number_change" and re.search(rf"\bline {re.escape(d.old)}\b", text_a, re.IGNORECASE) \
             and re.search(rf"\bline {re.escape(d.new)}\b", text_b, re.IGNORECASE):
         return Decision(None, "line_number_undecided")
+    if d.rule == "entity_change" and _spelling_variant(d.old or "", d.new or ""):
+        return Decision(None, "spelling_variant_undecided")
     if d.label is not None or d.rule in ("identical_text", "no_tokens"):
         return d
     if _negation_only(tokens(text_a), tokens(text_b)):
