@@ -3,8 +3,10 @@
 Seeds come from sources/curated/conversational.yaml: a request template with one
 answer-determining slot, equivalent wordings, three rubric criteria, operator swaps of the slot and
 a related question. Labels: EQUIV = surface variant of one wording; PARA_SAFE = two wordings of the
-same request; RELATED_UNSAFE = another question on the same topic; ADVERSARIAL = the slot changed by
-an operator (audience swap, polarity swap pros -> cons, constraint change vegetarian -> vegan,
+same request (a seed's optional `hard_wordings`, paraphrases that share few words with the others,
+take the B side of its first and second PARA_SAFE pair: the paraphrases embedders find hard);
+RELATED_UNSAFE = another question on the same topic; ADVERSARIAL = the slot changed by an operator
+(audience swap, polarity swap pros -> cons, constraint change vegetarian -> vegan,
 topic or location swap); UNRELATED = requests from different seeds and subcategories that share no
 curated theme (work, children, money...). Verifier: `rubric`. Time-sensitive requests (weather,
 news, scores, prices) are `policy_no_cache` with policy "time_sensitive" whatever their label, with
@@ -35,6 +37,7 @@ DOMAIN = "conversational"
 VERSION = "1"
 SOURCE_FILE = CURATED / "conversational.yaml"
 SEED_KEYS = {"id", "subcategory", "themes", "slot", "value", "swaps", "wordings", "criteria", "answer", "related"}
+OPTIONAL_KEYS = {"hard_wordings"}
 TIME_SENSITIVE = "time_sensitive"
 SWAP_OPERATORS = ("audience_swap", "polarity_swap", "constraint_change", "topic_swap", "location_swap",
                   "direction_swap", "identifier_swap")
@@ -47,15 +50,19 @@ def _seed() -> dict:
     ids = set()
     for i, s in enumerate(data["seeds"]):
         where = f"{SOURCE_FILE}:seeds[{i}] ({s.get('id') if isinstance(s, dict) else '?'})"
-        if not isinstance(s, dict) or set(s) != SEED_KEYS:
+        if not isinstance(s, dict) or not SEED_KEYS <= set(s) <= SEED_KEYS | OPTIONAL_KEYS:
             got = sorted(s) if isinstance(s, dict) else type(s).__name__
-            raise InputError(f"{where}: keys must be {', '.join(sorted(SEED_KEYS))}, got {got}. Fix the record")
+            raise InputError(f"{where}: keys must be {', '.join(sorted(SEED_KEYS))} (optional: "
+                             f"{', '.join(sorted(OPTIONAL_KEYS))}), got {got}. Fix the record")
         if s["id"] in ids:
             raise InputError(f"{where}: duplicate id. Give each seed its own id")
         ids.add(s["id"])
         if len(s["criteria"]) != 3 or len(s["related"]["criteria"]) != 3 or len(s["wordings"]) < 3:
             raise InputError(f"{where}: needs 3 criteria, 3 related criteria and at least 3 wordings. Fix the record")
-        for w in s["wordings"]:
+        hard = s.get("hard_wordings", [])
+        if not isinstance(hard, list) or not all(isinstance(w, str) and w for w in hard):
+            raise InputError(f"{where}: hard_wordings must be a list of wordings. Fix the record")
+        for w in [*s["wordings"], *hard]:
             if "{" + s["slot"] + "}" not in w:
                 raise InputError(f"{where}: wording '{w}' lacks the slot {{{s['slot']}}}. Put the slot in every wording")
         for sw in s["swaps"]:
@@ -72,7 +79,8 @@ def _check_time_scope(s: Mapping, where: str) -> None:
     """Every wording of a live request (with each slot value) asks about exactly one and the same
     time scope, and its answer and criteria name no other scope."""
     values = [s["value"]] + [sw["to"] for sw in s["swaps"]]
-    scopes = {w.format(**{s["slot"]: v}): time_scopes(w.format(**{s["slot"]: v})) for w in s["wordings"] for v in values}
+    scopes = {w.format(**{s["slot"]: v}): time_scopes(w.format(**{s["slot"]: v}))
+              for w in [*s["wordings"], *s.get("hard_wordings", [])] for v in values}
     found = sorted({frozenset(v) for v in scopes.values()}, key=sorted)
     if len(found) != 1 or len(found[0]) != 1:
         detail = "; ".join(f"'{w}': {', '.join(sorted(sc)) or 'none'}" for w, sc in sorted(scopes.items()))
@@ -95,6 +103,13 @@ def wording(seed: Mapping, n: int, value: str | None = None) -> str:
     ws = seed["wordings"]
     greet = _seed()["greetings"]
     return greet[(n // len(ws)) % len(greet)] + ws[n % len(ws)].format(**{seed["slot"]: value or seed["value"]})
+
+
+def hard_wording(seed: Mapping, n: int) -> str | None:
+    """The n-th hard wording of a seed (a paraphrase that shares few words with its `wordings`), or
+    None when the seed has fewer than n + 1."""
+    hard = seed.get("hard_wordings", [])
+    return hard[n].format(**{seed["slot"]: seed["value"]}) if n < len(hard) else None
 
 
 def criteria(seed: Mapping, value: str | None = None) -> list[str]:
@@ -171,12 +186,20 @@ def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
     for k, s in enumerate(ss):
         main = (criteria(s), answer(s))
         rel = s["related"]
-        for r in (0, 8):  # two rounds of wordings; the second mostly uses greeting-prefixed forms
+        for n, r in enumerate((0, 8)):  # two rounds of wordings; the second mostly uses greeting-prefixed forms
             q = wording(s, k + r)
             out["EQUIV"].append(_cand("EQUIV", s, q, *main, s, surface(q, k + r), *main, "curated", "surface_variant",
                                       "The same request; only case, spacing or punctuation differ."))
-            out["PARA_SAFE"].append(_cand("PARA_SAFE", s, wording(s, k + r + 1), *main, s, wording(s, k + r + 2), *main,
-                                          "curated", "rewording", "The same request in other words; every answer-determining detail kept."))
+            # Round n pairs a wording with the seed's n-th hard wording when it has one (few shared
+            # words, the same slot value: the paraphrases embedders find hard), else with the next wording.
+            hard = hard_wording(s, n)
+            if hard is None:
+                out["PARA_SAFE"].append(_cand("PARA_SAFE", s, wording(s, k + r + 1), *main, s, wording(s, k + r + 2), *main,
+                                              "curated", "rewording", "The same request in other words; every answer-determining detail kept."))
+            else:
+                out["PARA_SAFE"].append(_cand("PARA_SAFE", s, wording(s, k + r + 1), *main, s, hard, *main, "curated",
+                                              "hard_rewording", "The same request in other words that share few of its "
+                                              "words; every answer-determining detail kept."))
             rq = ("" if r == 0 else _seed()["greetings"][1 + k % 4]) + rel["wording"]
             out["RELATED_UNSAFE"].append(_cand("RELATED_UNSAFE", s, wording(s, k + r + 3), *main, s, rq, list(rel["criteria"]),
                                                rel["answer"], "curated", "related_question",

@@ -6,7 +6,8 @@ queries out of train/dev. `FamilyGuard` enforces it. A domain builds its candida
 `capped_builder` runs `select` (labels taking turns at one guard) over its per-label pools up to
 `caps_for(ctx.need)`, and `method_generators` serves that one build per construction method.
 `spread` and `round_robin` order pools so that early picks cover every subcategory; the surface
-helpers make EQUIV variants. Standard library only.
+helpers make EQUIV variants; `far_rotation` picks a wording's least-overlapping rewording for
+PARA_SAFE pairs that embedders find hard. Standard library only.
 """
 from __future__ import annotations
 
@@ -113,6 +114,26 @@ def spread(items: Iterable[Any], key: Callable[[Any], str], rng) -> list:
         rng.shuffle(lane)
         lanes.append(lane)
     return round_robin(lanes)
+
+
+def template_words(template: str) -> set[str]:
+    """The lowercase words of a wording template, its {slots} left out."""
+    return set(re.findall(r"[a-z']+", re.sub(r"\{[^}]*\}", " ", template).lower()))
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard similarity of two texts' `template_words` (1.0 when both have none)."""
+    wa, wb = template_words(a), template_words(b)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
+
+
+def far_rotation(templates: Sequence[str], i: int) -> int:
+    """The rotation index j in i+1 .. i+len-1 whose template shares the fewest words with the i-th
+    (`word_overlap`; ties: the first in rotation). Pairing the i-th wording with it gives the
+    paraphrases that share few words, the ones embedders find hard (issue 17)."""
+    n = len(templates)
+    mine = templates[i % n]
+    return min(range(i + 1, i + n), key=lambda j: (word_overlap(mine, templates[j % n]), j)) if n > 1 else i
 
 
 _ARTICLE = re.compile(r"\b([Aa]) (?=([A-Za-z]+))")

@@ -5,7 +5,8 @@ persona fields (`depends_on`: diet, city, name, ...) and on one request slot (me
 its three rubric criteria name exactly those, so the `rubric` verifier sees a difference whenever a
 field or slot that decides the answer differs.
 
-Same user (identical system prompt): EQUIV (surface variant), PARA_SAFE (rephrasing) are HIT under
+Same user (identical system prompt): EQUIV (surface variant), PARA_SAFE (rephrasing; a phrasing is
+paired with the one sharing the fewest words with it, `families.far_rotation`) are HIT under
 `rubric`; RELATED_UNSAFE (another task of the same `topic`), ADVERSARIAL (a request slot swapped:
 dinner -> breakfast) and UNRELATED (a task of another topic) are MISS under `rubric`. The task's
 `topic` alone decides RELATED vs UNRELATED (`related(a, b)`), so no pair of tasks is labelled both
@@ -28,7 +29,7 @@ from typing import Any, Callable, Mapping
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
 from domains.text import NUMBER_WORDS
-from domains.families import capped_builder, fix_articles, method_generators, surface
+from domains.families import capped_builder, far_rotation, fix_articles, method_generators, surface
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
 
@@ -197,7 +198,8 @@ def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
             same = (p, k, task)
             out["EQUIV"].append(_cand("EQUIV", *same, q, v, *same, surface(q, k + j), v, "curated", "same_user_surface",
                                       "Same user, same request; only case or punctuation differ."))
-            out["PARA_SAFE"].append(_cand("PARA_SAFE", *same, _query(task, ph + 1, v), v, *same, _query(task, ph + 2, v), v,
+            far = far_rotation(t["phrasings"], ph + 1)  # the rewording sharing the fewest words: a hard paraphrase
+            out["PARA_SAFE"].append(_cand("PARA_SAFE", *same, _query(task, ph + 1, v), v, *same, _query(task, far, v), v,
                                           "curated", "same_user_paraphrase", "Same user, the request reworded with the same details."))
             v2 = OPERATORS["request_slot_swap"].apply((task, v))
             q3 = _query(task, ph + 3, v)

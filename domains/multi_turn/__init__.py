@@ -7,12 +7,13 @@ from the facts of the earlier turns, so a pair's expected answers are exact and 
 `context_rubric` verifier compares them together with the context facts.
 
 Labels: EQUIV = same context, surface variant of the final message; PARA_SAFE = paraphrased final
-message and/or earlier turns carrying the same facts; RELATED_UNSAFE = the same final message (the very same
-text: recipes only pair with recipes of the same ingredient, each with its own grams per serving)
-after a different conversation of the same kind, or another question in the same conversation;
-ADVERSARIAL = one answer-determining token changed by an operator, either in the earlier turns
-(30 °C -> 35 °C, Austria -> Australia) or in the final message (Fahrenheit -> Kelvin, second ->
-third); UNRELATED = conversations of different kinds.
+message and/or earlier turns carrying the same facts (a final is paired with the template that
+shares the fewest words with it: the paraphrases embedders find hard); RELATED_UNSAFE = the same
+final message (the very same text: recipes only pair with recipes of the same ingredient, each with
+its own grams per serving) after a different conversation of the same kind, or another question in
+the same conversation; ADVERSARIAL = one answer-determining token changed by an operator, either
+in the earlier turns (30 °C -> 35 °C, Austria -> Australia) or in the final message (Fahrenheit ->
+Kelvin, second -> third); UNRELATED = conversations of different kinds.
 
 With a datasets dir, real_traffic_mined adds ADVERSARIAL pairs from real conversations: the same
 follow-up ("continue", "make it shorter", "explain the second point", "yes") after two different
@@ -31,7 +32,7 @@ from typing import Any, Callable, Mapping
 from domains.corpora import mining
 from domains.curated import read_curated
 from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
-from domains.families import capped_builder, method_generators, round_robin, surface
+from domains.families import capped_builder, far_rotation, method_generators, round_robin, surface
 from domains.multi_turn.scenarios import (KIND_BUILDERS, SOURCE_FILE, Instance, Perturbed, _bill_splits,
                                           _recipe_scalings)
 
@@ -147,9 +148,12 @@ def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
                 base = _side(inst, ci, qtype, fi, target)
                 out["EQUIV"].append(_cand("EQUIV", base, _side(inst, ci, qtype, fi, target, surface(base[2], r)), "curated",
                                           "same_context_surface", "Same earlier turns; the final message differs only in case or punctuation."))
-                out["PARA_SAFE"].append(_cand("PARA_SAFE", _side(inst, ci, qtype, fi + 1, target), _side(inst, ci, qtype, fi + 2, target),
-                                              "curated", "same_context_paraphrase", "Same earlier turns; the final message is reworded with the same target."))
-                out["PARA_SAFE"].append(_cand("PARA_SAFE", _side(inst, ci, qtype, fi + 3, target), _side(inst, ci + 1, qtype, fi + 4, target),
+                out["PARA_SAFE"].append(_cand("PARA_SAFE", _side(inst, ci, qtype, fi + 1, target),
+                                              _side(inst, ci, qtype, far_rotation(inst.finals[qtype], fi + 1), target),
+                                              "curated", "same_context_paraphrase", "Same earlier turns; the final message is reworded "
+                                              "with the same target (the rewording that shares the fewest words with it)."))
+                out["PARA_SAFE"].append(_cand("PARA_SAFE", _side(inst, ci, qtype, fi + 3, target),
+                                              _side(inst, ci + 1, qtype, far_rotation(inst.finals[qtype], fi + 3), target),
                                               "curated", "paraphrased_context", "The earlier turns are worded differently but state the same facts; the final message is reworded."))
                 swapped = OPERATORS["target_swap"].apply((inst, qtype, target))
                 if swapped is not None:

@@ -12,6 +12,7 @@ from domains.base import LABELS, binary_label, canonical_json, pair_signature, r
 from pipeline.core.config import Profile
 from pipeline.core.paths import CONFIGS, CURATED
 from pipeline.core.writer import atomic_write, jsonl_bytes, write_json
+from pipeline.stages import hard_paraphrases
 from pipeline.harness import ROW_FIELDS
 
 BENCH = "cachebench.jsonl"
@@ -211,8 +212,9 @@ def write_calibration(out_dir: Path, selected: list, sims: dict, diff: dict) -> 
     for lab in LABELS:
         c = Counter(d for d, l in zip(diff["difficulty"], labels) if l == lab)
         lines.append(f"| {lab} | {c['easy']} | {c['medium']} | {c['hard']} |")
-    lines += [f"| all | {dist['easy']} | {dist['medium']} | {dist['hard']} |", "",
-              "![similarity distributions per label](calibration.png)", ""]
+    lines += [f"| all | {dist['easy']} | {dist['medium']} | {dist['hard']} |", "", "## Hard paraphrases", "",
+              *hard_paraphrases.report_lines(hard_paraphrases.hard_share([c.domain for c in rows], binary, sims["sims"])),
+              "", "![similarity distributions per label](calibration.png)", ""]
     files = {"reports/calibration.md": "\n".join(lines).encode("utf-8")}
 
     import matplotlib

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from domains.base import canonical_json
+from pipeline.stages.hard_paraphrases import report_lines
 from pipeline.harness.parquet import JSON_TEXT_FIELDS as JSON_FIELDS, SPLIT_FILES  # the reader's names: one place
 
 
@@ -160,6 +161,8 @@ def card(rows: Sequence[Mapping[str, Any]], splits: Mapping[str, Sequence[Mappin
             f"medium 2-3, hard <= 1); Cohen's kappa against a held-out embedder: {manifest_bits['kappa']}.", ""]
     out += _table(["label", "easy", "medium", "hard"],
                   [[lab, diff[(lab, "easy")], diff[(lab, "medium")], diff[(lab, "hard")]] for lab in labels])
+    if "hard_paraphrases" in manifest_bits:
+        out += ["", *report_lines(manifest_bits["hard_paraphrases"])]
     out += ["", "## Baselines and reference caches", ""]
     out += _table(["cache", "rows", "F1", "FHR", "precision", "recall"],
                   [[name, n, _fmt(m.get("f1")), _fmt(m.get("fhr")), _fmt(m.get("precision")), _fmt(m.get("recall"))]

@@ -129,3 +129,32 @@ def test_unrelated_pairs_share_no_theme():
         assert a != b and not themes[a] & themes[b], (a, b, themes[a] & themes[b])
         assert {a, b} != {"interview_nerves", "bad_day"}
     assert themes["interview_nerves"] & themes["bad_day"]
+
+
+def test_hard_wordings_take_the_b_side_of_the_first_paraphrase_pairs():
+    # issue 17 item 5: paraphrases that share few words ("Where is my order?" / "Can you tell me
+    # where my parcel is?"), with the same slot value, so the same rubric and answer
+    with_hard = [s for s in SEEDS if s.get("hard_wordings")]
+    assert len(with_hard) >= 30
+    hard_texts = {cv.hard_wording(s, n): s for s in with_hard for n in range(len(s["hard_wordings"]))}
+    assert all(s["value"] in t for t, s in hard_texts.items())
+    para = [c for c in built(cv) if c.label == "PARA_SAFE"]
+    hard = [c for c in para if c.provenance.template_id == "hard_rewording"]
+    assert hard and all(c.query_b in hard_texts for c in hard)
+    for c in hard:
+        s = hard_texts[c.query_b]
+        assert c.provenance.source_record == s["id"] and c.verification_payload["criteria_b"] == cv.criteria(s)
+        assert c.expected_answer_a == c.expected_answer_b == cv.answer(s) and verify(c).passed
+    assert any(c.provenance.template_id == "rewording" for c in para)
+    plain = next(s for s in SEEDS if not s.get("hard_wordings"))
+    assert cv.hard_wording(plain, 0) is None and cv.hard_wording(with_hard[0], 5) is None
+
+
+def test_a_hard_wording_without_the_slot_is_one_line_input_error(tmp_path, monkeypatch):
+    text = cv.SOURCE_FILE.read_text(encoding="utf-8").replace(
+        '"My flat has {light} all day.', '"My flat is dark all day.')
+    bad = tmp_path / "conversational.yaml"
+    bad.write_text(text, encoding="utf-8")
+    assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): wording .* lacks the slot")
+    bad.write_text(text.replace("    hard_wordings:\n", "    hard_wording:\n", 1), encoding="utf-8")
+    assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): keys must be")

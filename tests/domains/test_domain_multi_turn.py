@@ -137,3 +137,13 @@ def test_answers_with_several_standard_forms_name_them_all():
     assert night.answers["translate"]["Italian"] == "Buonanotte (also: Buona notte)"
     # the earlier turns quote the reference form only
     assert all("[" not in t["content"] for i in INSTANCES for ctx in i.contexts for t in ctx)
+
+
+def test_paraphrase_pairs_take_the_final_that_shares_fewest_words():
+    # issue 17 item 5: a final is paired with its least-overlapping rewording (the hard paraphrases)
+    inst = next(i for i in mt.scenarios()[0] if "convert" in i.finals)
+    finals = inst.finals["convert"]
+    para = [c for c in built(mt) if c.label == "PARA_SAFE"]
+    assert para and all(c.query_a != c.query_b and verify(c).passed for c in para)
+    far = {f.replace("{t}", "Kelvin") for f in finals} & {c.query_b.split(" ", 1)[-1] for c in para}
+    assert "Celsius means nothing to me. What would a Kelvin thermometer show?" in far

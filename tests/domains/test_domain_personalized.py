@@ -163,3 +163,16 @@ def test_no_generated_text_says_a_before_a_vowel_sound():
     for c in [c for pool in pz._pools(None).values() for c in pool]:
         for text in (c.query_a, c.query_b, c.system_prompt_a, c.system_prompt_b, c.expected_answer_a):
             assert text is None or fix_articles(text) == text, text
+
+
+def test_paraphrase_pairs_take_the_phrasing_that_shares_fewest_words():
+    # issue 17 item 5: a phrasing is paired with its least-overlapping rewording (hard for embedders)
+    from domains.families import template_words
+
+    para = [c for c in built(pz) if c.label == "PARA_SAFE" and c.verification_method == "rubric"]
+    assert para and all(verify(c).passed for c in para)
+    phrasings = pz._seed()["tasks"]["meal"]["phrasings"]
+    j = pz.far_rotation(phrasings, 0) % len(phrasings)
+    mine = template_words(phrasings[0])
+    jac = [len(mine & template_words(p)) / len(mine | template_words(p)) for p in phrasings]
+    assert jac[j] == min(jac[1:])

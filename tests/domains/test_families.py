@@ -9,7 +9,8 @@ import pytest
 
 from domains import conversational, creative, multi_turn, multilingual, personalized, qa_factual, qa_open
 from domains.base import LABELS, Candidate, GenContext, Provenance
-from domains.families import caps_for, capped_builder, method_generators, round_robin, select, spread
+from domains.families import (caps_for, capped_builder, far_rotation, method_generators, round_robin, select, spread,
+                              template_words)
 from domains.text import TIME_SCOPES, time_scopes, time_sensitive
 from pipeline.core.config import load_profile
 
@@ -119,3 +120,13 @@ def test_one_time_word_rule_in_every_word_based_policy():
     c = _cand("PARA_SAFE", "How do solar panels work nowadays?", "How do solar panels work?")
     for module in (qa_factual, qa_open, multilingual):
         assert module.policy(c.with_(domain=module.DOMAIN)) == "time_sensitive", module.DOMAIN
+
+
+def test_far_rotation_picks_the_least_overlapping_template():
+    ts = ["What's that in {t}?", "How much is that in {t}?", "Celsius means nothing to me. Show {t}.", "Convert it to {t}."]
+    assert template_words(ts[0]) == {"what's", "that", "in"}
+    # from 0: overlaps 2/5, 0/7 (index 2) and 0/6 (index 3) -> the first of the ties in rotation order
+    assert far_rotation(ts, 0) == 2
+    assert far_rotation(ts, 5) == 6            # rotation indices past the end wrap, and stay raw
+    assert far_rotation(ts, 3) in range(4, 7)
+    assert far_rotation(["only one {t}"], 4) == 4
