@@ -208,6 +208,9 @@ class LMItem:
     payload: Mapping[str, Any]      # verification_payload
     asks_for: str                   # for the rationale: "the capital of Peru; both expect 'Lima'"
     row: Mapping[str, Any] = field(default_factory=dict)   # other Candidate fields both sides share (tools_a, tools_b)
+    # When set, a rewording may use no content word outside these and the common request words
+    # (domains.lm.rules.REQUEST_WORDS): free-text requests whose subject no entity table pins down.
+    vocabulary: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,15 @@ label order) up to `caps_for(ctx.need, margin=0, spare=10)`: max(need, 40) + 10 
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.base import LABELS, Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance
+from domains.lm import generate as lm_generate
+from domains.lm.rules import shared_words
 from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
 from domains.families import capped_builder, method_generators, round_robin, surface
 from domains.text import time_scopes
@@ -228,14 +231,53 @@ def _pools(rng_for: Callable[..., Any]) -> dict[str, list[Candidate]]:
 _build = capped_builder(DOMAIN, _pools, LABELS, margin=0.0, spare=10)
 
 
+# ---------------------------------------------------------------- LM-generated rows (domains/lm)
+
+def lm_items(keywords: Mapping[str, tuple[str, ...]]) -> list[LMItem]:
+    """Seeds a model may reword: those of a subcategory named in the prompt file's keywords (never
+    live information: such a row is never a hit). A rewording keeps the slot's value and every
+    content word all the seed's wordings share (the thing asked about: "houseplant", "dinner",
+    "two"), adds no swap target of the seed ("vegan" for "vegetarian") nor another seed's value,
+    uses no content word outside the seed's wordings and the common request words (a new topic
+    word may change what is asked), and both sides are judged by the seed's rubric."""
+    items, all_seeds = [], seeds()
+    values = sorted({str(s["value"]) for s in all_seeds} | {str(sw["to"]) for s in all_seeds for sw in s["swaps"]})
+    for s in all_seeds:
+        if s["subcategory"] not in keywords or s["subcategory"] == TIME_SENSITIVE:
+            continue
+        texts = [w.format(**{s["slot"]: s["value"]}) for w in s["wordings"]]
+        value = str(s["value"])
+        subject = shared_words(texts, skip=value)
+        swaps = tuple(str(sw["to"]) for sw in s["swaps"])
+        items.append(LMItem(
+            group=s["id"], spread_key=s["subcategory"], phrasings=tuple(texts), keep=(value, *subject),
+            keywords=tuple(keywords[s["subcategory"]]) + subject or (value,), foreign=swaps,
+            others=tuple(v for v in values if v not in swaps and not any(_word_in(v, t) for t in texts)),
+            leaks=(), subcategory=s["subcategory"], answer=answer(s), verification_method="rubric",
+            payload={"criteria_a": criteria(s), "criteria_b": criteria(s)},
+            asks_for=f"the request '{s['id']}' with {s['slot']} = {value}; the same 3-point rubric",
+            vocabulary=tuple(texts)))
+    return items
+
+
+def _word_in(phrase: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def lm_rows(ctx: GenContext) -> list[Candidate]:
+    """PARA_SAFE pairs of model rewordings of the curated requests (none when ctx.llm is None)."""
+    return lm_generate.generate(SPEC, ctx)[0]
+
+
 SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
                 "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows,
-                "real_traffic_mined": mining.conversational_traffic_rows},
+                "real_traffic_mined": mining.conversational_traffic_rows, "lm_generated": lm_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    lm=LMHooks(items=lm_items, source_file="sources/curated/conversational.yaml"),
 )

@@ -18,3 +18,17 @@ def read_prompt_file(path, rel: str):
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{rel}: file not found. Restore it from git") from None
+
+
+def section_llm(llm, section, where: str):
+    """The model a prompt section asks (its optional `provider:`, an entry of configs/llm.yaml) over
+    the run's response cache and mode, or the run's own model; `where` names the section in errors."""
+    from pipeline.core.errors import InputError
+
+    name = section.get("provider")
+    if name is None or not hasattr(llm, "named"):   # a test double answers every section itself
+        return llm
+    try:
+        return llm.named(str(name))
+    except InputError as exc:
+        raise InputError(f"{where}.provider: {str(exc).rstrip('.')}. Name an entry of configs/llm.yaml") from None

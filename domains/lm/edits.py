@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, EditSeed, GenContext, Span, normalize_text
 from domains.families import spread
-from domains.lm import read_prompt_file, yields
+from domains.lm import read_prompt_file, section_llm, yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.rules import parse_output
 from domains.verify import verify
@@ -41,6 +41,7 @@ VERSION = "1"
 MAX_SPAN = 12       # tokens: "The Old Man and the Sea", "into a new list that it returns, leaving items unchanged"
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’\-][^\W\d_]+)*|[^\w\s]")
 _SECTION_KEYS = {"id", "max_seeds", "system", "examples", "user"}
+_OPTIONAL = {"params", "provider"}
 
 
 @dataclass
@@ -95,9 +96,9 @@ def load_prompts() -> dict:
     if not isinstance(data, dict) or not {"in_build", "params", "domains"} <= set(data) or "seed" not in data["params"]:
         raise InputError(f"{PROMPTS_REL}:top: needs in_build, params (with a seed) and domains. Add what is missing")
     for name, spec in sorted(data["domains"].items()):
-        if not isinstance(spec, dict) or not _SECTION_KEYS <= set(spec) or set(spec) - _SECTION_KEYS - {"params"}:
+        if not isinstance(spec, dict) or not _SECTION_KEYS <= set(spec) or set(spec) - _SECTION_KEYS - _OPTIONAL:
             raise InputError(f"{PROMPTS_REL}:domains.{name}: needs exactly {', '.join(sorted(_SECTION_KEYS))} "
-                             f"(and optionally params). Fix the keys")
+                             f"(and optionally params, provider). Fix the keys")
         if "{q}" not in spec["user"] or "{what}" not in spec["user"]:
             raise InputError(f"{PROMPTS_REL}:domains.{name}.user: needs the {{q}} and {{what}} placeholders. Add them")
         if any(not isinstance(e, list) or len(e) != 3 for e in spec["examples"]):
@@ -170,13 +171,14 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
     if in_build and not data["in_build"]:
         return out, y
     section = prompt_for(spec.name)
+    llm = section_llm(ctx.llm, section, f"{PROMPTS_REL}:domains.{spec.name}")
     params = {**data["params"], **(section.get("params") or {})}
     seen: set[str] = set()
     for seed in seeds(spec, section, ctx, limit):
         y.seeds += 1
         for attempt in range(int(data.get("attempts") or 1)):   # a copy of the seed is asked again
             y.sent += 1
-            rewrite = parse_output(_ask(ctx.llm, section, {**params, "seed": params["seed"] + attempt}, seed))
+            rewrite = parse_output(_ask(llm, section, {**params, "seed": params["seed"] + attempt}, seed))
             y.outputs += bool(rewrite)
             span = one_span(seed.text, rewrite) if rewrite else "empty"
             if span != "unchanged":
@@ -191,7 +193,7 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
         if isinstance(resolved, str):
             y.drops[f"resolve:{resolved}"] += 1
             continue
-        c = _stamp(resolved, spec, seed, section, ctx.llm.model_snapshot, span)
+        c = _stamp(resolved, spec, seed, section, llm.model_snapshot, span)
         reason = spec.policy(c)
         outcome = verify(c, spec.policy)
         if c.label != "ADVERSARIAL":
@@ -206,5 +208,5 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
             seen.add(normalize_text(rewrite))
             out.append(c)
     y.kept = len(out)
-    yields.record(spec.name, "edit", ctx.llm.model_snapshot, **y.as_dict())
+    yields.record(spec.name, "edit", llm.model_snapshot, **y.as_dict())
     return sorted(out, key=lambda c: c.key), y

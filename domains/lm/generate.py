@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
-from domains.lm import read_prompt_file, yields
+from domains.lm import read_prompt_file, section_llm, yields
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -41,6 +41,12 @@ GROUNDING = ("Different users ask for the same thing in their own words; a langu
 
 # ---------------------------------------------------------------- prompt file
 
+_OPTIONAL = {"in_build", "params", "provider"}
+# A rewording dropped for one of these is asked again with the next sampling seed (up to the file's
+# `attempts`): the model copied the seed, or wrote what another phrasing of the item already gave.
+RETRY = frozenset({"identical_to_seed", "copies_curated_phrasing", "duplicate"})
+
+
 @lru_cache(maxsize=1)
 def load_prompts() -> dict:
     """Parse and check configs/prompts/lm_paraphrase.yaml."""
@@ -50,9 +56,9 @@ def load_prompts() -> dict:
     for name in sorted(data["domains"]):
         spec = data["domains"][name]
         need = {"id", "phrasings", "max_facts", "system", "examples", "user", "keywords"}
-        if not isinstance(spec, dict) or not need <= set(spec) or set(spec) - need - {"in_build"}:
+        if not isinstance(spec, dict) or not need <= set(spec) or set(spec) - need - _OPTIONAL:
             raise InputError(f"{PROMPTS_REL}:domains.{name}: needs {', '.join(sorted(need))} (and optionally "
-                             f"in_build). Fix the keys")
+                             f"{', '.join(sorted(_OPTIONAL))}). Fix the keys")
         if "{q}" not in spec["user"]:
             raise InputError(f"{PROMPTS_REL}:domains.{name}.user: has no {{q}} placeholder. Add it")
         if any(not isinstance(e, list) or len(e) != 2 for e in spec["examples"]):
@@ -135,26 +141,34 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
              in_build: bool = True) -> tuple[list[Candidate], Counter, int]:
     """PARA_SAFE candidates of the domain `spec` (nothing without `ctx.llm` or `spec.lm`), the drops
     by reason, and how many prompts were sent (`limit`: at most that many items, for a trial).
-    A section with `in_build: false` (responses not recorded yet) sends nothing in the build."""
+    A section with `in_build: false` (responses not recorded yet) sends nothing in the build.
+    A seed whose rewording is a copy (RETRY) is asked again with the next sampling seed, up to the
+    file's `attempts` in all; every dropped output counts its reason."""
     drops: Counter = Counter()
     if ctx.llm is None or spec.lm is None or spec.lm.items is None:
         return [], drops, 0
-    prompt, params = prompt_for(spec.name), dict(load_prompts()["params"])
+    data, prompt = load_prompts(), prompt_for(spec.name)
     if in_build and prompt.get("in_build") is False:
         return [], drops, 0
+    llm = section_llm(ctx.llm, prompt, f"{PROMPTS_REL}:domains.{spec.name}")
+    params = {**data["params"], **(prompt.get("params") or {})}
     sent = seeds(spec, prompt, ctx, limit)
     by_group: dict[str, list[tuple[Seed, str]]] = {}
+    n_sent = n_out = 0
     for seed in sent:
-        para = parse_output(_ask(ctx.llm, prompt, params, seed))
-        problem = paraphrase_problem(seed, para)
-        if problem:
-            drops[f"paraphrase:{problem}"] += 1
-            continue
         kept = by_group.setdefault(seed.item.group, [])
-        if any(normalize_text(p) == normalize_text(para) for _, p in kept):
-            drops["paraphrase:duplicate"] += 1
-            continue
-        kept.append((seed, para))
+        for attempt in range(int(data.get("attempts") or 1)):
+            para = parse_output(_ask(llm, prompt, {**params, "seed": params["seed"] + attempt}, seed))
+            n_sent, n_out = n_sent + 1, n_out + bool(para)
+            problem = paraphrase_problem(seed, para)
+            if problem is None and any(normalize_text(p) == normalize_text(para) for _, p in kept):
+                problem = "duplicate"
+            if problem is None:
+                kept.append((seed, para))
+                break
+            drops[f"paraphrase:{problem}"] += 1
+            if problem not in RETRY:
+                break
     out: list[Candidate] = []
     for group in sorted(by_group):
         kept = by_group[group]
@@ -163,8 +177,7 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
             continue
         for x in range(len(kept)):
             for y in range(x + 1, len(kept)):
-                c = _candidate(spec, kept[x][0], kept[x][1], kept[y][0], kept[y][1], prompt["id"],
-                               ctx.llm.model_snapshot)
+                c = _candidate(spec, kept[x][0], kept[x][1], kept[y][0], kept[y][1], prompt["id"], llm.model_snapshot)
                 reason = spec.policy(c)
                 outcome = verify(c, spec.policy)
                 if reason:
@@ -173,6 +186,6 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
                     drops[f"verify:{outcome.reason}"] += 1
                 else:
                     out.append(c)
-    yields.record(spec.name, "paraphrase", ctx.llm.model_snapshot, seeds=len(sent), sent=len(sent),
-                  outputs=len(sent) - drops["paraphrase:empty"], kept=len(out), drops=drops)
-    return sorted(out, key=lambda c: c.key), drops, len(sent)
+    yields.record(spec.name, "paraphrase", llm.model_snapshot, seeds=len(sent), sent=n_sent, outputs=n_out,
+                  kept=len(out), drops=drops)
+    return sorted(out, key=lambda c: c.key), drops, n_sent

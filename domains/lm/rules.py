@@ -9,8 +9,14 @@ A rewording is kept only if it keeps every token that decides the answer and add
 - it differs from the seed and from every curated phrasing after normalisation; it is a question
   or a request in the imperative (a usual verb, or one the item's own phrasings start with);
 - the content words it shares with the seed come in the seed's order (a reordering can swap subject
-  and object: "Which ocean flows into the Volga?"), both words of a seed's "X or Y" stay, and no
-  "does ... has?" agreement slip.
+  and object: "Which ocean flows into the Volga?"), both words of a seed's "X or Y" stay, no
+  agreement slip ("does ... has?", "is Japan has", "do helium have"), and the entity is not
+  asked about twice ("When was Emma published? Emma came out in which year?");
+- it asks one question when the seed does ("What are the effects of X? How can I prevent it?"
+  asks for more);
+- for an item with a vocabulary (free-text requests, e.g. conversational), every content word is
+  one of the item's own wordings or a common request word ("suggest", "tips", "could"): a rewording
+  that brings in a new topic word ("features", "price") may ask something else.
 
 `paraphrase_problem` names the first rule broken (a short countable reason), or None.
 """
@@ -70,6 +76,15 @@ def _has(text: str, phrase: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, re.IGNORECASE) is not None
 
 
+def _count(text: str, phrase: str) -> int:
+    return len(re.findall(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, re.IGNORECASE))
+
+
+def _do_entity(text: str, entity: str) -> bool:
+    """"do <entity>": a plural verb on a name ("What symbol do helium have?")."""
+    return re.search(rf"\bdo\s+(?:the\s+|an?\s+)?{re.escape(entity)}(?!\w)", text, re.IGNORECASE) is not None
+
+
 def _numbers(text: str) -> Counter:
     words = [w.casefold() for w in _WORD.findall(text)]
     return Counter(_NUMBER.findall(text)) + Counter(w for w in words if w in _NUMBER_WORDS)
@@ -117,6 +132,45 @@ def _shared_order(text: str, other: str) -> list[str]:
     return [w for w in _content_stems(text) if w in theirs]
 
 
+# Words any request may use to ask for advice, a recommendation or an opinion (stemmed on use).
+REQUEST_WORDS = frozenset("""
+suggest suggestion recommend recommendation good best great nice idea tip advice advise know tell think
+thought could would like want need please help any some something way kind pick choose option try really
+opinion worth should let us give show share quick easy simple just ever also else anything sort type
+go-to top favourite favorite well better right take i'm i'd you're let's
+""".split())
+_IS_HAS = re.compile(r"\b(?:is|are|was|were)\s+(?:[^\W\d_]+\s+){1,2}(?:has|have|does|do)\b", re.IGNORECASE)
+
+
+def _forms(word: str) -> set[str]:
+    """A word, its crude stem and both without a final s: "copes" and "cope" share a form."""
+    w = word.casefold().replace("’", "'")
+    return {w, stem(w), w.rstrip("s"), stem(w).rstrip("s")}
+
+
+def _new_words(para: str, vocabulary: tuple[str, ...]) -> list[str]:
+    """Content words of `para` that neither `vocabulary` nor REQUEST_WORDS has (in any form)."""
+    known = set().union(*(_forms(w) for v in vocabulary for w in _WORD.findall(v)), *(_forms(w) for w in REQUEST_WORDS))
+    out = []
+    for w in _WORD.findall(para):
+        bare = _POSSESSIVE.sub("", w)        # "what's" reads "what", "Kenya's" reads "Kenya"
+        if not ({w.casefold(), bare.casefold()} & _FUNCTION_WORDS or w.isdigit() or (_forms(w) | _forms(bare)) & known):
+            out.append(w)
+    return out
+
+
+def shared_words(texts: list[str], skip: str = "") -> tuple[str, ...]:
+    """The content words every text has (whole words, any case; function words and the words of
+    `skip` aside), in the first text's order: the subject a rewording of any of them must keep."""
+    skipped = {w.casefold() for w in _WORD.findall(skip)}
+    first = [w for w in _WORD.findall(texts[0]) if w.casefold() not in _FUNCTION_WORDS | skipped]
+    out: list[str] = []
+    for w in first:
+        if w.casefold() not in {o.casefold() for o in out} and all(_has(t, w) for t in texts[1:]):
+            out.append(w)
+    return tuple(out)
+
+
 def _alternatives(text: str) -> list[str]:
     """Both words of every "X or Y" in `text`: a paraphrase that keeps one narrows the question."""
     return [w for pair in _OR.findall(text) for w in pair if w.casefold() not in _FUNCTION_WORDS]
@@ -142,10 +196,18 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
     verbs = set(_IMPERATIVES) | {p.split()[0].casefold() for p in item.phrasings if not p.rstrip().endswith("?")}
     if not (para.rstrip().endswith("?") or para.split()[0].casefold().strip(",:") in verbs):
         return "not_a_question"
+    if para.count("?") > max(1, seed.text.count("?")):
+        return "several_questions"   # "What are the effects of X? How can I prevent it?": a second request
     if _DANGLING.search(para) and not _DANGLING.search(seed.text):
         return "ungrammatical"   # "Which city in Algeria is the capital of?": the object went missing
     if _DOES_HAS.search(para) and not _DOES_HAS.search(seed.text):
         return "ungrammatical"   # "Which atomic number does gold has?"
+    if _IS_HAS.search(para) and not _IS_HAS.search(seed.text):
+        return "ungrammatical"   # "What public holiday is Japan has in 2025?"
+    if any(_do_entity(para, k) and not _do_entity(seed.text, k) for k in item.keep):
+        return "ungrammatical"   # "What symbol do helium have?"
+    if any(_count(para, k) > max(1, _count(seed.text, k)) for k in item.keep):
+        return "repeated"        # "When was Emma published? Emma came out in which year?": asked twice
     if any(not _has(para, x) for x in _alternatives(seed.text)):
         return "alternative_dropped"  # "sea or ocean" -> "ocean": the question now presumes the answer's kind
     if _shared_order(seed.text, para) != _shared_order(para, seed.text):
@@ -162,4 +224,6 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
         return "attribute_missing"
     if any(_has(para, f) and not _has(seed.text, f) for f in item.foreign):
         return "attribute_changed"
+    if item.vocabulary and _new_words(para, item.vocabulary):
+        return "new_word"
     return None

@@ -1,7 +1,7 @@
 """A small trial of every LM generation task on every domain that has it, with each local model:
 prompts sent, non-empty outputs, rows kept and drops by reason, per task, domain and model.
 
-    python -m domains.lm.trial [--models smollm2 qwen_coder] [--limit 10] [--domains D ...]
+    python -m domains.lm.trial [--models smollm2 qwen_coder | sections] [--limit 10] [--domains D ...]
                                [--tasks paraphrase edit] [--mode both|replay] [--json FILE]
 
 Tasks: `paraphrase` (domains/lm/generate.py: PARA_SAFE pairs of rewordings; `limit` items, two
@@ -21,32 +21,41 @@ from pathlib import Path
 
 from domains.base import GenContext
 
+SECTIONS = "sections"
 
-def run(models: list[str], limit: int, domains: list[str] | None = None, tasks: tuple[str, ...] = ("paraphrase", "edit"),
-        mode: str = "both") -> list[dict]:
+
+def run(models: list[str], limit: int | None, domains: list[str] | None = None,
+        tasks: tuple[str, ...] = ("paraphrase", "edit"), mode: str = "both", replay_file: Path | None = None) -> list[dict]:
     """One record per (model, task, domain): sent, outputs, kept, drops, seconds and an example kept row."""
     from domains import all_domains
-    from domains.lm import edits, generate
+    from domains.lm import edits, generate, yields
     from pipeline.core import settings
     from pipeline.llm.providers import load_llm_config, open_llm
+    from pipeline.llm.replay import replay_llm
     from pipeline.llm.stores import open_store
 
     config = load_llm_config()
+    names = {p.get("snapshot"): name for name, p in config.providers.items()}
     store = open_store(settings.llm_db(), config.postgres_url())
     records = []
     for model in models:
-        llm = open_llm(mode, provider=model, store=store)
+        # a named model answers every section (pinned); "sections": each section's own `provider:`
+        if replay_file is not None:
+            llm = replay_llm(replay_file)
+        else:
+            llm = open_llm(mode, provider=None if model == SECTIONS else model, store=store, pinned=model != SECTIONS)
         for spec in (s for s in all_domains() if s.lm is not None and (not domains or s.name in domains)):
             ctx = GenContext(domain=spec.name, profile="v1.1", need={}, llm=llm, policy=spec.policy)
             todo = []
             if spec.lm.items is not None and "paraphrase" in tasks:
-                todo.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False))))
+                todo.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False), spec.name)))
             if spec.lm.edit_seeds is not None and "edit" in tasks:
                 todo.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
             for task, call in todo:
                 t0 = time.monotonic()
                 rec = call()
-                records.append({"model": model, "task": task, "domain": spec.name, **rec,
+                answered = yields.of(spec.name).get(task, {}).get("model")   # the model the section asked
+                records.append({"model": names.get(answered, model), "task": task, "domain": spec.name, **rec,
                                 "seconds": round(time.monotonic() - t0, 1)})
                 print(json.dumps(records[-1], ensure_ascii=False), file=sys.stderr)
     return records
@@ -56,11 +65,13 @@ def _example(cands) -> list[str] | None:
     return [cands[0].query_a, cands[0].query_b] if cands else None
 
 
-def _paraphrase(result) -> dict:
+def _paraphrase(result, domain: str) -> dict:
+    from domains.lm import yields
+
     cands, drops, sent = result
-    empty = drops.get("paraphrase:empty", 0)
-    return {"seeds": sent, "sent": sent, "outputs": sent - empty, "kept": len(cands), "drops": dict(sorted(drops.items())),
-            "example": _example(cands)}
+    rec = yields.of(domain)["paraphrase"]
+    return {"seeds": rec["seeds"], "sent": sent, "outputs": rec["outputs"], "kept": len(cands),
+            "drops": dict(sorted(drops.items())), "example": _example(cands)}
 
 
 def _edit(result) -> dict:
@@ -82,15 +93,22 @@ def table(records: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Trial of the LM generation tasks: yield per task, domain and model.")
-    ap.add_argument("--models", nargs="+", default=["smollm2", "qwen_coder"])
-    ap.add_argument("--limit", type=int, default=10, help="items (paraphrase) or seeds (edit) per task and domain")
+    ap.add_argument("--models", nargs="+", default=["smollm2", "qwen_coder"],
+                    help=f"entries of configs/llm.yaml, each answering every section; '{SECTIONS}': each "
+                         f"prompt section's own provider (what the build and the recording use)")
+    ap.add_argument("--limit", type=int, default=10,
+                    help="items (paraphrase) or seeds (edit) per task and domain; 0: the prompt file's own counts")
     ap.add_argument("--domains", nargs="+", help="only these domains (default: every domain with LM hooks)")
     ap.add_argument("--tasks", nargs="+", choices=("paraphrase", "edit"), default=["paraphrase", "edit"])
     ap.add_argument("--mode", choices=("both", "replay"), default="both",
                     help="replay: answer only from the response cache, never call a model")
     ap.add_argument("--json", type=Path, help="also write the records here")
+    ap.add_argument("--replay-file", type=Path,
+                    help="answer from this replay JSONL (each section's recorded model) instead of the cache: the "
+                         "yield of a recorded run; implies --models sections")
     args = ap.parse_args(argv)
-    records = run(args.models, args.limit, args.domains, tuple(args.tasks), args.mode)
+    models = [SECTIONS] if args.replay_file else args.models
+    records = run(models, args.limit or None, args.domains, tuple(args.tasks), args.mode, args.replay_file)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(table(records))

@@ -12,7 +12,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from pipeline.core.errors import CacheEvalError, InputError, warn
 from pipeline.core.hashing import canonical_json
@@ -73,8 +73,12 @@ class CachedProvider:
     """
 
     def __init__(self, provider: Provider, store: CacheStore | None, mode: str | None = None,
-                 clock: Clock = time.time, default_mode: str = "both") -> None:
+                 clock: Clock = time.time, default_mode: str = "both", *, entry: str | None = None,
+                 opener: Callable[[str], "CachedProvider"] | None = None) -> None:
         self.provider = provider
+        # `entry`: the provider's name in configs/llm.yaml; `opener(name)`: another entry over the same
+        # store and mode (open_llm sets both), so each prompt section may choose its model (`named`)
+        self.entry, self._opener, self._named = entry, opener, {}
         self.mode = resolve_mode(mode, default_mode)
         if store is None and self.mode != "off":
             raise InputError(f"LLM cache mode {self.mode} needs a store. Configure one or use mode off")
@@ -82,6 +86,16 @@ class CachedProvider:
         self.clock = clock
         self.name = provider.name
         self.model_snapshot = provider.model_snapshot
+
+    def named(self, entry: str | None) -> "CachedProvider":
+        """The configured provider `entry` over this one's store and mode (opened once), or this one
+        when `entry` is None or its own name. A provider opened `pinned` (a trial comparing models)
+        answers every section itself."""
+        if entry is None or entry == self.entry or self._opener is None:
+            return self
+        if entry not in self._named:
+            self._named[entry] = self._opener(entry)
+        return self._named[entry]
 
     def complete(self, messages: Sequence[Mapping[str, Any]], *, system: str | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None, **params: Any) -> Completion:

@@ -214,18 +214,26 @@ def build_provider(config: LLMConfig, name: str | None = None):
 
 
 def open_llm(mode: str | None = None, *, provider: str | None = None, config_path: Path = LLM_CONFIG,
-             store: CacheStore | None = None, clock: Clock = time.time) -> CachedProvider:
+             store: CacheStore | None = None, clock: Clock = time.time, pinned: bool = False) -> CachedProvider:
     """The configured provider behind the cache; call once at run start (resolves the snapshot then).
 
     Mode: the argument, else $CACHEEVAL_LLM_CACHE_MODE, else `cache.mode` in configs/llm.yaml.
     Store: the one given, else PostgreSQL when $<postgres_url_env> is set, else the SQLite file.
+    `.named(entry)` opens another entry of configs/llm.yaml over the same store and mode (a prompt
+    section's `provider:`), resolving its snapshot then; `pinned`: this provider answers every
+    section (a trial comparing models).
     """
     config = load_llm_config(config_path)
     effective = resolve_mode(mode, config.mode)
-    model = build_provider(config, provider)  # resolves the snapshot once, before any request
+    name = provider or config.provider
+    model = build_provider(config, name)  # resolves the snapshot once, before any request
     if store is None and effective != "off":
         store = open_store(config.sqlite_path, config.postgres_url(), clock=clock)
-    return CachedProvider(model, store, effective, clock=clock)
+
+    def opener(entry: str) -> CachedProvider:
+        return open_llm(effective, provider=entry, config_path=config_path, store=store, clock=clock)
+
+    return CachedProvider(model, store, effective, clock=clock, entry=name, opener=None if pinned else opener)
 
 
 __all__ = ["LLMConfig", "LlamaCppProvider", "OpenAICompatibleProvider", "ReplayMissError", "build_provider",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -161,32 +162,43 @@ def replay_llm(path: Path = REPLAY_FILE, provider: str | None = None) -> CachedP
     return open_llm("replay", provider=provider, store=replay_store(path))
 
 
-def record(path: Path = REPLAY_FILE, profile: str = "v1.1") -> dict:
-    """Run the LM generators (paraphrases and edits) against the real model, recording every
-    response into a fresh store, export that store to `path`, and return the generation report."""
+def record(path: Path = REPLAY_FILE, profile: str = "v1.1", *, resume: bool = False,
+           domains: Iterable[str] | None = None) -> dict:
+    """Run the LM generators (paraphrases and edits) against the real models (each prompt section's
+    `provider:`, else the configured one), recording every response into a fresh store, export that
+    store to `path`, and return the generation report: per domain and task, the model and its yield.
+    `resume`: start from the entries already in `path` (only requests not recorded yet reach a model;
+    every entry of the file is kept, so use it to widen a recorded run, not to change its prompts).
+    `domains`: only these domains' tasks run."""
     from domains import all_domains
     from domains.base import GenContext
-    from domains.lm import edits
+    from domains.lm import edits, yields
     from domains.lm.generate import generate
     from pipeline.core.config import load_profile
     from pipeline.llm.providers import open_llm
 
     prof = load_profile(profile)
     folder = tempfile.mkdtemp(prefix="cacheeval-record-")
-    store = SQLiteStore(Path(folder) / "record.sqlite")
-    llm = open_llm("both", store=store)
-    report, started = {}, time.monotonic()
-    for spec in (s for s in all_domains() if s.lm is not None):
-        t0 = time.monotonic()
-        ctx = GenContext(domain=spec.name, profile=prof.name, need=dict(prof.matrix.get(spec.name, {})), llm=llm,
-                         policy=spec.policy)
-        cands, drops, prompts = generate(spec, ctx, in_build=False)
-        edited, y = edits.generate(spec, ctx, in_build=False)   # recorded before the build asks for them
-        report[spec.name] = {"prompts": prompts, "kept": len(cands), "drops": dict(sorted(drops.items())),
-                             "edit": y.as_dict(), "seconds": round(time.monotonic() - t0, 1)}
-    report["entries"] = export_store(store, path)
-    report["model_snapshot"] = llm.model_snapshot
-    report["seconds"] = round(time.monotonic() - started, 1)
+    try:
+        store = SQLiteStore(Path(folder) / "record.sqlite")
+        resumed = import_entries(store, path) if resume and path.is_file() else 0
+        llm = open_llm("both", store=store)
+        report, started = {"resumed_entries": resumed}, time.monotonic()
+        wanted = set(domains) if domains else None
+        for spec in (s for s in all_domains() if s.lm is not None and (wanted is None or s.name in wanted)):
+            t0 = time.monotonic()
+            ctx = GenContext(domain=spec.name, profile=prof.name, need=dict(prof.matrix.get(spec.name, {})),
+                             llm=llm, policy=spec.policy)
+            yields.clear(spec.name)
+            generate(spec, ctx, in_build=False)          # each task asks its section's model (`provider:`)
+            edits.generate(spec, ctx, in_build=False)    # recorded before the build asks for them
+            report[spec.name] = {**yields.of(spec.name), "seconds": round(time.monotonic() - t0, 1)}
+            print(json.dumps({spec.name: report[spec.name]}), file=sys.stderr, flush=True)
+        report["entries"] = export_store(store, path)
+        report["seconds"] = round(time.monotonic() - started, 1)
+        store.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)   # the export is the record; the store is scratch
     return report
 
 
@@ -196,10 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("action", choices=("record", "export", "check"))
     ap.add_argument("--file", type=Path, default=REPLAY_FILE, help="the replay JSONL (default: %(default)s)")
     ap.add_argument("--db", type=Path, help="export: the SQLite cache to export")
+    ap.add_argument("--resume", action="store_true",
+                    help="record: keep the file's entries and ask the models only what it lacks")
+    ap.add_argument("--domains", nargs="+", help="record: only these domains (default: every domain with LM hooks)")
     args = ap.parse_args(argv)
     try:
         if args.action == "record":
-            print(json.dumps(record(args.file), indent=1, sort_keys=True))
+            print(json.dumps(record(args.file, resume=args.resume, domains=args.domains), indent=1, sort_keys=True))
         elif args.action == "export":
             if args.db is None:
                 raise InputError("export needs --db <sqlite file>. Pass the cache to export")

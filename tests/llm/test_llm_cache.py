@@ -338,8 +338,8 @@ def test_replayed_responses_are_checked_like_any_stored_one(tmp_path, capsys):
 
     private = tmp_path / "llm_replay.jsonl"  # a copy: the process's replay store of the real file stays clean
     private.write_bytes(REPLAY_FILE.read_bytes())
-    entry = load_entries(private)[0]
     llm = replay_llm(private)
+    entry = next(e for e in load_entries(private) if e.model == llm.model_snapshot)   # the configured model's
     hit = llm.complete(**_replay_request(entry))
     assert hit.cached and hit.raw == json.loads(entry.response)
     llm.store._conn.execute("UPDATE llm_cache SET response = ? WHERE key = ?",
@@ -355,9 +355,9 @@ REPLAY_SCRIPT = """
 import sys
 from pipeline.llm.replay import REPLAY_FILE, load_entries, replay_llm
 import json
-entry = load_entries()[0]
-request = json.loads(entry.request)
 llm = replay_llm()
+entry = next(e for e in load_entries() if e.model == llm.model_snapshot)   # the configured model's
+request = json.loads(entry.request)
 assert llm.complete(messages=request["messages"], system=request["system"], tools=request["tools"],
                     **request["params"]).cached
 if sys.argv[1] == "fail":

@@ -110,7 +110,8 @@ def test_the_task_counts_its_yield_asks_a_copy_again_and_stamps_the_rows(monkeyp
         seeds[2].text: [""],
     })
     ctx = GenContext(domain="tool", profile="v1.1", need={}, llm=model)
-    assert edits.generate(spec, ctx) == ([], edits.Yield())          # in_build: false in the prompt file
+    monkeypatch.setitem(edits.load_prompts(), "in_build", False)     # not recorded yet: the build asks nothing
+    assert edits.generate(spec, ctx) == ([], edits.Yield())
     (c,), y = edits.generate(spec, ctx, in_build=False)
     assert y.as_dict() == {"seeds": 3, "sent": 4, "outputs": 3, "kept": 1, "drops": {"diff:insertion": 1, "empty": 1}}
     assert [s for _, s in model.asked[-4:]] == [11, 12, 11, 11]        # the copy was asked again, seed + 1
@@ -154,7 +155,9 @@ def test_math_rewordings_keep_the_math_and_the_task_and_pair_under_sympy(monkeyp
                            item.phrasings[1]: [f"Find the value of {var} for which {eq} holds."]})
     ctx = GenContext(domain="math", profile="v1.1", need={}, llm=model)
     spec = get_domain("math")
-    assert lm.generate(spec, ctx) == ([], {}, 0)                # in_build: false in the prompt file
+    monkeypatch.setitem(lm.prompt_for("math"), "in_build", False)   # not recorded yet: the build asks nothing
+    assert lm.generate(spec, ctx) == ([], {}, 0)
+    monkeypatch.setitem(lm.prompt_for("math"), "in_build", True)
     monkeypatch.setattr(lm, "seeds", lambda spec, prompt, ctx, limit=None: [Seed(item, 0), Seed(item, 1)])
     cands, drops, sent = lm.generate(spec, ctx, in_build=False)
     assert sent == 2 and not drops, drops

@@ -102,12 +102,9 @@ out = {}
 for spec in [s for s in all_domains() if s.lm is not None]:
     name = spec.name
     rows = list(spec.generators["lm_generated"](GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
-    if name not in ("qa_factual", "qa_open"):   # their prompts are not in the build until recorded
-        assert rows == [], name
-        continue
     assert rows and all(c.construction_method == "lm_generated" for c in rows)
     assert all(c.provenance.model_snapshot.startswith("gguf-sha256:") for c in rows)
-    assert all(c.source.startswith("lm:") and c.label == "PARA_SAFE" for c in rows)
+    assert all(c.source.startswith("lm:") and c.label in ("PARA_SAFE", "ADVERSARIAL") for c in rows)
     text = json.dumps([[c.key, c.query_a, c.query_b, c.provenance.to_dict()] for c in rows], sort_keys=True)
     out[name] = [len(rows), hashlib.sha256(text.encode()).hexdigest()]
 print(json.dumps(out, sort_keys=True))
@@ -124,7 +121,7 @@ def test_replay_builds_the_same_rows_twice_without_llama_cpp():
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert runs[0] == runs[1]
-    assert sorted(runs[0]) == ["qa_factual", "qa_open"]
+    assert sorted(runs[0]) == ["code", "conversational", "math", "qa_factual", "qa_open", "tool"]
     assert all(n >= 1 for n, _ in runs[0].values())
 
 
@@ -136,12 +133,12 @@ def test_a_missing_replay_entry_is_a_clear_error(tmp_path):
     first_seed = lm.seeds(get_domain("qa_factual"), prompt, ctx)[0]
     wanted = {m["content"] for m in lm.messages_for(prompt, first_seed.text)[-1:]}
     partial = [e for e in entries if json.loads(e.request)["messages"][-1]["content"] not in wanted]
-    assert len(partial) == len(entries) - 1
+    assert len(entries) - 3 <= len(partial) < len(entries)     # its attempts (a copy is asked again)
     path = tmp_path / "partial.jsonl"
     dump_entries(partial, path)
     llm = replay_llm(path)
     with pytest.raises(ReplayMissError, match=rf"llm_replay\.jsonl: no recorded response for prompt "
-                                              rf"qa_factual\.paraphrase\.v1 on {first_seed.record}.*record"):
+                                              rf"qa_factual\.paraphrase\.v2 on {first_seed.record}.*record"):
         lm.generate(get_domain("qa_factual"), GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
 
 
@@ -196,7 +193,8 @@ def test_answer_token_rules_drop_a_flipped_or_narrowed_question():
 
 def test_no_model_means_no_rows():
     specs = [s for s in all_domains() if s.lm is not None]
-    assert sorted(s.name for s in specs if s.lm.items is not None) == ["math", "qa_factual", "qa_open", "tool"]
+    assert sorted(s.name for s in specs if s.lm.items is not None) == [
+        "conversational", "math", "qa_factual", "qa_open", "tool"]
     assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["code", "math", "qa_factual", "tool"]
     for spec in specs:
         ctx = GenContext(domain=spec.name, profile="v1.1", need={"PARA_SAFE": 50})
@@ -278,4 +276,5 @@ def test_the_generation_asset_records_each_lm_tasks_yield_as_metadata(monkeypatc
     para = got["paraphrase"]
     kept = sum(c.construction_method == "lm_generated" for c in record.candidates)
     assert para["model"].startswith("gguf-sha256:") and para["kept"] == kept >= 1
-    assert para["sent"] == para["outputs"] == para["seeds"] > 0 and para["drops"]["paraphrase:unpaired"] > 0
+    assert para["sent"] == para["outputs"] >= para["seeds"] > 0      # a copy is asked again
+    assert sum(para["drops"].values()) > 0
