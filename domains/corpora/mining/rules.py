@@ -145,7 +145,8 @@ _APOSTROPHE_T = frozenset(("'", "\u2019", "t"))
 
 def _negation_only(ta: list[str], tb: list[str]) -> bool:
     """The token lists differ only by negation: inserted/deleted negation words (and the "'" "t"
-    of a contraction), or a word swapped for its negated form (with/without, is/isn't)."""
+    of a contraction), or a word swapped for its negated form (with/without, is/isn't); never one
+    negation swapped for another ("didn't work" / "doesn't work": both sides say no)."""
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not ops:
         return False
@@ -158,7 +159,9 @@ def _negation_only(ta: list[str], tb: list[str]) -> bool:
             continue
         if any(t not in NEGATIONS for t in gone + added):
             return False
-        negated = negated or bool(gone or added)
+        if len(gone) == len(added):
+            return False  # one negation for another ("didn't" / "doesn't"): both sides are negated
+        negated = True
     return negated
 
 
@@ -196,6 +199,13 @@ def _spelling_variant(a: str, b: str) -> bool:
     return len(at) == 2 and at[1] == at[0] + 1 and (a[at[0]], a[at[1]]) == (b[at[1]], b[at[0]])
 
 
+def _line_number(text: str, number: str | None) -> bool:
+    """`number` stands in `text` as a line number: "line 87", or a source location's line or column
+    ("app.js:12:6", "main.py:87")."""
+    n = re.escape(number or "")
+    return bool(number) and bool(re.search(rf"\bline {n}\b|\.\w{{1,8}}:(?:\d+:)?{n}\b", text, re.IGNORECASE))
+
+
 def decide(text_a: str, text_b: str) -> Decision:
     """`classify`, then the mining-only rules: what it leaves undecided, and four of its calls that
     readers of mined real-traffic rows showed to be wrong or doubtful (each dropped with its reason):
@@ -204,8 +214,9 @@ def decide(text_a: str, text_b: str) -> Decision:
       boil an egg?" vs "how do I boil an egg" still is one);
     - a change of letter case where the prompt holds code renames an identifier, not a surface
       variant (`case_change_in_code`);
-    - a number changed only where it is a line number ("line 87" vs "line 88" in a traceback):
-      whether the answer repeats it is a matter of taste, so no label (`line_number_undecided`);
+    - a number changed only where it is a line number ("line 87" vs "line 88" in a traceback, or a
+      source location: "app.js:12:6" vs "app.js:21:6"): whether the answer repeats it is a matter
+      of taste, so no label (`line_number_undecided`);
     - a name changed by one inserted, deleted or transposed letter ("Jupyter" vs "Jyupyter") is
       more likely a typo than another entity (`spelling_variant_undecided`)."""
     d = classify(text_a, text_b)
@@ -215,8 +226,7 @@ def decide(text_a: str, text_b: str) -> Decision:
         if _case_changed_in_code(text_a, text_b):
             return Decision(None, "case_change_in_code")
         return d
-    if d.rule == "number_change" and re.search(rf"\bline {re.escape(d.old)}\b", text_a, re.IGNORECASE) \
-            and re.search(rf"\bline {re.escape(d.new)}\b", text_b, re.IGNORECASE):
+    if d.rule == "number_change" and _line_number(text_a, d.old) and _line_number(text_b, d.new):
         return Decision(None, "line_number_undecided")
     if d.rule == "entity_change" and _spelling_variant(d.old or "", d.new or ""):
         return Decision(None, "spelling_variant_undecided")
