@@ -1,6 +1,6 @@
 """Test doubles for the LLM response cache, shared by the SQLite and PostgreSQL store tests and the
 cache-integrity tests: an injectable clock, a provider that counts upstream calls, two real writer
-processes racing on one store, and a fixed prompt."""
+processes racing on one store, a fixed prompt, and a stand-in domain for the LM generator's tests."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from domains.base import DomainSpec, LMHooks, LMItem
 from pipeline.core.paths import PROJECT_ROOT
 from pipeline.llm.cached_provider import LLMError
 
@@ -97,3 +98,10 @@ def run_two_writers(where: str, table: str, tmp: Path, count: int = 300, overlap
 
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def stand_in_spec(items: list[LMItem], policy=lambda c: None) -> DomainSpec:
+    """A stand-in qa_factual domain whose LM items are `items` (the prompt file's qa_factual section,
+    keywords and phrasings, serves it): the LM generator's tests need no curated file."""
+    return DomainSpec(name="qa_factual", description="stand-in", generators={}, verifier="alias_exact_match",
+                      policy=policy, lm=LMHooks(items=lambda keywords: items, source_file="sources/curated/x.yaml"))

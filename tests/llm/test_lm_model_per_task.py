@@ -14,6 +14,7 @@ from pipeline.core.errors import InputError
 from pipeline.llm.cached_provider import ReplayMissError
 from pipeline.llm.providers import LlamaCppProvider, open_llm
 from pipeline.llm.replay import dump_entries, load_entries, replay_store, store_entries
+from llm_doubles import stand_in_spec
 from pipeline.llm.stores import SQLiteStore
 
 SMALL, CODER = "gguf-sha256:" + "a" * 64, "gguf-sha256:" + "b" * 64
@@ -63,8 +64,7 @@ def _generate(llm, provider: str | None, monkeypatch) -> tuple[list, dict]:
     section.pop("in_build", None)
     monkeypatch.setattr(lm, "prompt_for", lambda domain: section)
     monkeypatch.setattr(lm, "seeds", lambda spec, prompt, ctx, limit=None: [lm.Seed(ITEM, 0), lm.Seed(ITEM, 1)])
-    from tests.llm.test_lm_rows import _spec   # the stand-in qa_factual domain of the rows tests
-    cands, drops, _ = lm.generate(_spec([ITEM]), GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
+    cands, drops, _ = lm.generate(stand_in_spec([ITEM]), GenContext(domain="qa_factual", profile="v1.1", need={}, llm=llm))
     return cands, dict(drops)
 
 

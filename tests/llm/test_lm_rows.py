@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from domains import all_domains, get_domain
-from domains.base import DomainSpec, GenContext, LMHooks, LMItem
+from domains.base import GenContext, LMItem
 from domains.lm import generate as lm
 from domains.lm.rules import Seed, paraphrase_problem
 from pipeline.core.errors import InputError
@@ -18,6 +18,7 @@ from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
 from pipeline.llm.stores import SQLiteStore
 from pipeline.llm.replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
 from pipeline.core.paths import PROJECT_ROOT
+from llm_doubles import stand_in_spec
 
 
 class EchoModel:
@@ -216,12 +217,6 @@ class ScriptedModel:
         return type("Completion", (), {"text": self.rewordings[seed]})()
 
 
-def _spec(items: list[LMItem], policy=lambda c: None) -> DomainSpec:
-    # The prompt file's qa_factual section (keywords, phrasings [0, 1]) serves this stand-in domain.
-    return DomainSpec(name="qa_factual", description="stand-in", generators={}, verifier="alias_exact_match",
-                      policy=policy, lm=LMHooks(items=lambda keywords: items, source_file="sources/curated/x.yaml"))
-
-
 def test_a_pair_takes_its_answer_payload_and_source_from_the_domains_item():
     item = LMItem(group="kenya.capital", spread_key="capital",
                   phrasings=("What is the capital of Kenya?", "Name the capital city of Kenya."),
@@ -232,7 +227,7 @@ def test_a_pair_takes_its_answer_payload_and_source_from_the_domains_item():
     model = ScriptedModel({"What is the capital of Kenya?": "Which city is Kenya's capital?",
                            "Name the capital city of Kenya.": "Tell me the capital city of Kenya."})
     ctx = GenContext(domain="qa_factual", profile="v1.1", need={}, llm=model)
-    (c,), drops, sent = lm.generate(_spec([item]), ctx)
+    (c,), drops, sent = lm.generate(stand_in_spec([item]), ctx)
     assert sent == 2 and not drops
     assert (c.query_a, c.query_b) in {("Which city is Kenya's capital?", "Tell me the capital city of Kenya."),
                                       ("Tell me the capital city of Kenya.", "Which city is Kenya's capital?")}
@@ -245,13 +240,13 @@ def test_a_pair_takes_its_answer_payload_and_source_from_the_domains_item():
     assert c.provenance.model_snapshot == "scripted-1"
 
     # The spec's own policy decides: a pair it would put under a no-cache policy is dropped, counted.
-    held = _spec([item], policy=lambda cand: "time_sensitive")
+    held = stand_in_spec([item], policy=lambda cand: "time_sensitive")
     assert lm.generate(held, ctx)[:2] == ([], {"policy:time_sensitive": 1})
     # A model that answers instead of rewording leaves nothing to pair.
     answering = ScriptedModel({"What is the capital of Kenya?": "Is Nairobi the capital of Kenya?",
                                "Name the capital city of Kenya.": "Tell me the capital city of Kenya."})
     answered = GenContext(domain="qa_factual", profile="v1.1", need={}, llm=answering)
-    cands, drops, _ = lm.generate(_spec([item]), answered)
+    cands, drops, _ = lm.generate(stand_in_spec([item]), answered)
     assert cands == [] and drops == {"paraphrase:answers_instead": 1, "paraphrase:unpaired": 1}
 
 
