@@ -71,10 +71,17 @@ def test_dask_executor_mines_the_same_bytes_as_in_process(tmp_path):
     expected = pickle.loads(stored_inproc.read_bytes())
 
     # The Dask run: its own cold embedding cache, a persistent instance (the Dask executor's need).
+    # Compute logs are not captured: Dagster's local capture starts `tail -F` children per step and
+    # stops them with SIGTERM, which a worker started with SIGINT ignored (a background job of a
+    # non-interactive shell, as CI runs it) passes on as ignored (Dagster maps SIGTERM to SIGINT's
+    # handler), so each step waited 2 x 30 s for its tails: 802 s instead of ~40 s in CI.
     config["cache_dir"] = str(tmp_path / "cache-dask")
     (tmp_path / "dagster_home").mkdir()
+    no_capture = {"compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
+                                   "class": "NoOpComputeLogManager"}}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client, DagsterInstance.local_temp(str(tmp_path / "dagster_home")) as instance:
+            Client(cluster) as client, \
+            DagsterInstance.local_temp(str(tmp_path / "dagster_home"), overrides=no_capture) as instance:
         workers = set(client.run(os.getpid).values())
         run_config = {"execution": {"config": {"cluster": {"existing": {"address": cluster.scheduler_address}}}},
                       "resources": {"build": {"config": config}}}
