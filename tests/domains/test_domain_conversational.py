@@ -77,11 +77,17 @@ def test_deterministic():
     assert_rebuild_same(lambda: built(cv), cv._build, cv._seed)
 
 
-def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
-    text = cv.SOURCE_FILE.read_text(encoding="utf-8").replace(
-        '"Which houseplant would do well in a room with {light}?"', '"Which houseplant would do well in a dark room?"')
+def _edited(tmp_path, old: str, new: str) -> tuple:
+    """A copy of the curated file with `old` replaced by `new` (once): (its path, its text)."""
+    text = cv.SOURCE_FILE.read_text(encoding="utf-8").replace(old, new)
     bad = tmp_path / "conversational.yaml"
     bad.write_text(text, encoding="utf-8")
+    return bad, text
+
+
+def test_seed_without_slot_is_one_line_input_error(tmp_path, monkeypatch):
+    bad, _ = _edited(tmp_path, '"Which houseplant would do well in a room with {light}?"',
+                     '"Which houseplant would do well in a dark room?"')
     assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): wording .* lacks the slot")
 
 
@@ -151,10 +157,7 @@ def test_hard_wordings_take_the_b_side_of_the_first_paraphrase_pairs():
 
 
 def test_a_hard_wording_without_the_slot_is_one_line_input_error(tmp_path, monkeypatch):
-    text = cv.SOURCE_FILE.read_text(encoding="utf-8").replace(
-        '"My flat has {light} all day.', '"My flat is dark all day.')
-    bad = tmp_path / "conversational.yaml"
-    bad.write_text(text, encoding="utf-8")
+    bad, text = _edited(tmp_path, '"My flat has {light} all day.', '"My flat is dark all day.')
     assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): wording .* lacks the slot")
     bad.write_text(text.replace("    hard_wordings:\n", "    hard_wording:\n", 1), encoding="utf-8")
     assert_input_error(monkeypatch, cv, "SOURCE_FILE", bad, cv._seed, r"seeds\[0\] \(houseplant\): keys must be")
