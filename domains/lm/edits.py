@@ -10,7 +10,8 @@ candidate, or the reason it is dropped. The model never writes an answer, an ali
 The acceptance rule shared by every domain comes first: the rewrite differs from the seed in
 exactly one contiguous span of at most MAX_SPAN word tokens (a token diff, case-insensitive, the
 final punctuation mark aside); an insertion, a deletion, two changes, a copy of the seed or a long rewrite is dropped
-with its reason. Then the domain's resolver, then the domain's policy and verifier, as for any row.
+with its reason; a seed or rewrite no user would write (naturalness.py) is dropped as
+`unnatural:<kind>`. Then the domain's resolver, then the domain's policy and verifier, as for any row.
 
 The prompts are configs/prompts/lm_edit.yaml (one section per domain, few-shot examples, sampling
 parameters that enter the request key). `in_build: false` keeps these prompts out of the build
@@ -29,6 +30,7 @@ from domains.base import Candidate, DomainSpec, EditSeed, GenContext, Span, norm
 from domains.families import spread
 from domains.lm import read_prompt_file, section_llm, yields
 from domains.lm.generate import REPLAY_REL, upstream
+from domains.lm.naturalness import unnatural
 from domains.lm.rules import parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -188,6 +190,10 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
             continue
         if isinstance(span, str):
             y.drops[f"diff:{span}"] += 1
+            continue
+        kind = unnatural(seed.text) or unnatural(rewrite)   # both sides stand in the row
+        if kind:
+            y.drops[f"unnatural:{kind}"] += 1
             continue
         resolved = spec.lm.resolve_edit(seed, rewrite, span)
         if isinstance(resolved, str):

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
 from domains.lm import read_prompt_file, section_llm, yields
+from domains.lm.naturalness import pair_problem
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -180,7 +181,11 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
                 c = _candidate(spec, kept[x][0], kept[x][1], kept[y][0], kept[y][1], prompt["id"], llm.model_snapshot)
                 reason = spec.policy(c)
                 outcome = verify(c, spec.policy)
-                if reason:
+                # two phrasings of one curated item may differ in kind ("public" / "national holidays")
+                problem = pair_problem(kept[x][1], kept[y][1])
+                if problem:
+                    drops[f"pair:{problem}"] += 1
+                elif reason:
                     drops[f"policy:{reason}"] += 1
                 elif not outcome.passed:
                     drops[f"verify:{outcome.reason}"] += 1

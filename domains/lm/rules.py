@@ -16,7 +16,10 @@ A rewording is kept only if it keeps every token that decides the answer and add
   asks for more);
 - for an item with a vocabulary (free-text requests, e.g. conversational), every content word is
   one of the item's own wordings or a common request word ("suggest", "tips", "could"): a rewording
-  that brings in a new topic word ("features", "price") may ask something else.
+  that brings in a new topic word ("features", "price") may ask something else;
+- it asks for one thing when the seed does, not for a kind of thing ("type of podcast"), names the
+  same kind of holiday ("public" is not "national"), and reads as a person would write it
+  (naturalness.py: no "Which continent does Estonia live in?", reason `unnatural:<kind>`).
 
 `paraphrase_problem` names the first rule broken (a short countable reason), or None.
 """
@@ -27,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from domains.base import LMItem, normalize_text
+from domains.lm.naturalness import pair_problem, unnatural
 from domains.text import NUMBER_WORDS, ORDINALS, stem
 
 MIN_WORDS, MAX_WORDS = 3, 30
@@ -226,4 +230,10 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
         return "attribute_changed"
     if item.vocabulary and _new_words(para, item.vocabulary):
         return "new_word"
-    return None
+    # "your favourite podcast" -> "what type of podcast" (a kind, not one item); "public holidays" ->
+    # "national holidays" (another set of days)
+    problem = pair_problem(seed.text, para)
+    if problem:
+        return problem
+    kind = unnatural(para)
+    return f"unnatural:{kind}" if kind else None

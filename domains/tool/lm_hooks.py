@@ -162,6 +162,8 @@ def lm_resolve_edit(seed: EditSeed, rewrite: str, span: Span) -> Candidate | str
                 return "call_invalid"
             if call_text(variant) == call_text(s0):
                 return "call_unchanged"
+            if any(o is not slot and o.type == slot.type and variant.value[o.name] == value for o in intent.slots):
+                return "same_value_twice"   # "What is three gallons in gal?": a unit converted to itself
             old = s0.value[slot.name]
             return from_seeds("ADVERSARIAL", "lm_generated", s0, variant, query_b=rewrite, what=slot.name,
                               template_id=f"{intent.id}/lm_edit", params={"slot": slot.name, "value_from": old,

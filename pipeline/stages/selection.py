@@ -12,7 +12,9 @@ Selection per (domain, label) cell:
    config order), capped by what each method has, the rest passed on to the other methods. The
    embedded default mines nothing, so this changes nothing there;
 3. each method contributes the first n candidates of its order; the remainder is dropped as
-   `surplus` (the stable documented order above).
+   `surplus` (the stable documented order above). Inside a method, candidates of a FIRST_TEMPLATES
+   template come first (order otherwise kept): a domain's curated hard rewordings (paraphrases
+   that share few words, which embedders find hard) are not the ones LM rows displace from a cell.
 
 Splits keep every test request out of train and dev: rows that share a normalised request (system
 prompt, earlier turns and query) form one group, and groups go to test whole.
@@ -28,6 +30,7 @@ from pipeline.core.config import Profile
 
 
 PREFERRED = ("real_traffic_mined",)  # methods that fill a cell before the mix shares the rest (see 2. above)
+FIRST_TEMPLATES = frozenset({"hard_rewording"})  # templates a method offers first (see 3. above)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
         by_method[c.construction_method].append(c)
     for method, items in by_method.items():
         stable_rng("select", domain, label, method).shuffle(items)
+        items.sort(key=lambda c: c.provenance.template_id not in FIRST_TEMPLATES)   # stable: the shuffle stays
     weights = {m: float(method_mix.get(m, 0)) for m in method_mix if m in by_method and m not in PREFERRED}
     weights.update({m: 1.0 for m in sorted(by_method) if m not in weights and m not in PREFERRED})  # unknown methods count
     first: dict[str, int] = {}

@@ -78,6 +78,8 @@ def test_tool_answers_a_rewrite_with_the_canonical_call():
     assert _resolve("tool", "get_driving_directions#0",
                     "Give me turn-by-turn directions by car from Boston to Sydney.") == "call_invalid"
     assert _resolve("tool", "convert_units#4", "Convert six gallons to meters.") == "not_a_slot_value"
+    # asked to change the number, the model changed the unit to the target unit: nothing to convert
+    assert _resolve("tool", "convert_units#2", "What is three gallons in gal?") == "same_value_twice"
     assert _resolve("tool", "define_word#0", 'Define the word "ephemerel".') == "reads_as_a_typo"
     assert _resolve("tool", "define_word#0", 'Define the word "eternal".').expected_answer_b == \
         '{"arguments":{"word":"eternal"},"name":"define_word"}'

@@ -76,3 +76,17 @@ def test_select_numbers_rows_per_domain():
 def test_split_sizes_must_add_up():
     with pytest.raises(ValueError):
         assign_splits([cand(1)], {"train": 1, "dev": 1, "test": 0})
+
+
+def test_a_methods_hard_rewordings_come_first_so_lm_rows_displace_the_easy_ones():
+    def curated(i: int, template: str) -> Candidate:
+        c = cand(i, label="PARA_SAFE", domain="conversational")
+        return c.with_(provenance=Provenance("t", "1", template_id=template))
+
+    cands = ([curated(i, "rewording") for i in range(6)] + [curated(10 + i, "hard_rewording") for i in range(4)]
+             + [cand(100 + i, label="PARA_SAFE", method="lm_generated", domain="conversational") for i in range(3)])
+    chosen, used = select_cell("conversational", "PARA_SAFE", 7, cands, MIX)
+    assert used["lm_generated"] == 3 and used["curated"] == 4
+    assert [c.provenance.template_id for c in chosen if c.construction_method == "curated"] == ["hard_rewording"] * 4
+    more, _ = select_cell("conversational", "PARA_SAFE", 9, cands, MIX)   # then the others, in their shuffled order
+    assert sum(c.provenance.template_id == "rewording" for c in more) == 2
