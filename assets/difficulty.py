@@ -1,6 +1,8 @@
 """Difficulty: cosine similarities from six embedders (content-addressed cache), per-embedder
 thresholds calibrated on train, ensemble votes and held-out kappa."""
 
+from dataclasses import replace
+
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from assets.groups import DIFFICULTY
@@ -48,6 +50,7 @@ def row_difficulty(selected_rows: SelectedRows, row_similarities: Similarities) 
                  [r.split for r in rows])
     dist = {d: res.difficulty.count(d) for d in ("easy", "medium", "hard")}
     hard = hard_share([r.candidate.domain for r in rows], is_hit, row_similarities.sims)
+    res = replace(res, hard_paraphrases=hard)
     return Output(res, metadata={"kappa": round(res.kappa, 4), "distribution": MetadataValue.json(dist),
                                  "hard_paraphrases": MetadataValue.json(hard),
                                  "thresholds": MetadataValue.json({m: round(t["threshold"], 6)

@@ -10,13 +10,10 @@ from pipeline.core.config import load_profile
 from pipeline.resources import BuildSettings
 from pipeline.stages import assembly as out
 from pipeline.stages.difficulty import DifficultyResult
-from pipeline.stages.hard_paraphrases import hard_share
-from pipeline.stages.values import SelectedRows, Similarities
 
 
 @asset(group_name=PUBLICATION)
 def hf_dataset(build: BuildSettings, cachebench: list[dict], row_difficulty: DifficultyResult,
-               selected_rows: SelectedRows, row_similarities: Similarities,
                baseline_reports: dict[str, str], reference_reports: dict[str, str]) -> Output[dict[str, str]]:
     """hf/ in the output folder: Parquet per split (test labels apart) and the dataset card, for `datasets`."""
     from domains import domain_names
@@ -31,10 +28,8 @@ def hf_dataset(build: BuildSettings, cachebench: list[dict], row_difficulty: Dif
     references = []
     if "reports/references.json" in reference_reports:
         references = json.loads((build.outputs / "reports/references.json").read_text(encoding="utf-8"))["table"]
-    rows = selected_rows.rows
-    hard = hard_share([r.candidate.domain for r in rows], [r.candidate.binary_label == "HIT" for r in rows],
-                      row_similarities.sims)
-    bits = {"profile": profile.name, "kappa": f"{row_difficulty.kappa:.3f}", "hard_paraphrases": hard}
+    bits = {"profile": profile.name, "kappa": f"{row_difficulty.kappa:.3f}",
+            "hard_paraphrases": row_difficulty.hard_paraphrases}
     written = out.write_files(build.outputs, hf_files(cachebench, splits, profile.labels, domain_names(), bits,
                                                       baselines, references))
     return Output(written, metadata=show.files_written(build.outputs, written, profile.name))

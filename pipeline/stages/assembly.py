@@ -213,7 +213,7 @@ def write_calibration(out_dir: Path, selected: list, sims: dict, diff: dict) -> 
         c = Counter(d for d, l in zip(diff["difficulty"], labels) if l == lab)
         lines.append(f"| {lab} | {c['easy']} | {c['medium']} | {c['hard']} |")
     lines += [f"| all | {dist['easy']} | {dist['medium']} | {dist['hard']} |", "", "## Hard paraphrases", "",
-              *hard_paraphrases.report_lines(hard_paraphrases.hard_share([c.domain for c in rows], binary, sims["sims"])),
+              *hard_paraphrases.report_lines(diff["hard_paraphrases"]),
               "", "![similarity distributions per label](calibration.png)", ""]
     files = {"reports/calibration.md": "\n".join(lines).encode("utf-8")}
 

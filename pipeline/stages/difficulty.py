@@ -13,7 +13,7 @@ flip a vote.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -75,6 +75,9 @@ class DifficultyResult:
     thresholds: dict[str, dict]
     delta: float
     kappa: float
+    # the hard-paraphrase share (pipeline/stages/hard_paraphrases.py), set by the row_difficulty asset:
+    # computed once, read by its metadata, the calibration report and the dataset card
+    hard_paraphrases: dict = field(default_factory=dict)
 
 
 def assign(sims: Mapping[str, Sequence[float]], members: Sequence[str], held_out: str,
