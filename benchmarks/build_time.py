@@ -5,7 +5,10 @@ embedders one after another) is checked out into a temporary git worktree and bu
 virtual environment; then the current tree. Each build starts from an empty cache folder (cold),
 then runs again on it (warm). Targets on this machine (2 cores): cold v1.1 build <= 4 min.
 
-    .venv/bin/python benchmarks/build_time.py [--profile v1.1] [--baseline 23c2c1a] [--no-baseline]
+    .venv/bin/python benchmarks/build_time.py [--profile v1.1] [--baseline 23c2c1a] [--no-baseline] [--current REV]
+
+`--current REV` times a revision (in its own worktree) instead of the working tree, so that
+uncommitted work in the checkout cannot change or break the measurement.
 """
 from __future__ import annotations
 
@@ -53,23 +56,29 @@ def measure(tree: Path, profile: str, label: str) -> dict[str, tuple[float, dict
     return results
 
 
+def measure_revision(rev: str, profile: str, label: str) -> dict[str, tuple[float, dict[str, float]]]:
+    """measure() on a git revision checked out into a temporary worktree (removed afterwards)."""
+    with tempfile.TemporaryDirectory(prefix=f"cacheeval-{label}-") as wt:
+        subprocess.run(["git", "worktree", "add", "--detach", wt, rev], cwd=ROOT, check=True, capture_output=True)
+        try:
+            return measure(Path(wt), profile, label)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, capture_output=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="v1.1")
     ap.add_argument("--baseline", default="23c2c1a", help="git revision of the previous design")
     ap.add_argument("--no-baseline", action="store_true", help="time the current tree only")
+    ap.add_argument("--current", help="git revision to time as the current design (default: the working tree)")
     args = ap.parse_args()
     print(f"profile {args.profile}; {os.cpu_count()} CPUs; each build from an empty cache, then warm", flush=True)
     runs = {}
     if not args.no_baseline:
-        with tempfile.TemporaryDirectory(prefix="cacheeval-baseline-") as wt:
-            subprocess.run(["git", "worktree", "add", "--detach", wt, args.baseline], cwd=ROOT, check=True,
-                           capture_output=True)
-            try:
-                runs["previous"] = measure(Path(wt), args.profile, "previous")
-            finally:
-                subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, capture_output=True)
-    runs["current"] = measure(ROOT, args.profile, "current")
+        runs["previous"] = measure_revision(args.baseline, args.profile, "previous")
+    runs["current"] = (measure_revision(args.current, args.profile, "current") if args.current
+                       else measure(ROOT, args.profile, "current"))
     names = sorted({s for r in runs.values() for _, st in r.values() for s in st},
                    key=lambda s: -max(st.get(s, 0) for r in runs.values() for _, st in r.values()))
     cols = [f"{d} {k}" for d in runs for k in ("cold", "warm")]

@@ -263,6 +263,8 @@ def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], A
     else:  # pragma: no cover - the config loader rejects unknown kinds
         raise ConfigError(f"unknown embedder kind {spec.kind}")
 
+    any_list = getattr(raw, "any_list", False)
+
     def encode(texts: list[str]):
         import numpy as np
 
@@ -270,9 +272,12 @@ def load_encoder(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], A
             return np.zeros((0, 1), dtype=np.float32)
         # One text per call: in a padded batch a vector's last bits depend on its batch-mates, so a
         # cold cache (everything embedded together) and a warm one (a few misses together) would
-        # give different floats. Alone, a text always gets the same vector.
-        out = [np.asarray(raw([t]), dtype=np.float32).reshape(-1) for t in texts]
-        arr = np.stack(out)
+        # give different floats. Alone, a text always gets the same vector. The ONNX runner keeps
+        # that promise with fixed-shape batches (onnx_runtime.py), so it takes the whole list.
+        if any_list:
+            arr = np.asarray(raw(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        else:
+            arr = np.stack([np.asarray(raw([t]), dtype=np.float32).reshape(-1) for t in texts])
         return _normalise(arr) if spec.normalize else arr
 
     return encode

@@ -4,9 +4,17 @@ The model's whole forward pass (transformer, pooling, normalisation modules) is 
 torch's TorchScript exporter into `<cache root>/models/<name>-<weights sha16>-onnx<version>/`;
 afterwards only onnxruntime and tokenizers load (no torch import, ~0.5 s instead of ~14 s), and one
 text costs about a third of torch's per-call time. The vectors differ from torch's in the 7th
-decimal, so the runtime (exporter, opset, onnxruntime and torch versions, one intra-op thread) is
-part of every embedding's cache key (`runtime_id`). A text is always run alone on one thread: its
-vector never depends on what else is embedded, nor on how many workers share the work.
+decimal, so the runtime (exporter, opset, onnxruntime and torch versions, one intra-op thread, the
+batch shape below) is part of every embedding's cache key (`runtime_id`).
+
+Texts run in batches whose shape never depends on what else is embedded: every run has exactly
+BATCH_ROWS rows (a short batch is filled with copies of its first row, whose outputs are dropped),
+and a text's tokens are padded to the next multiple of PAD_TO, so its own length alone decides the
+width of the batch it joins. With the shape fixed, ONNX Runtime computes each row the same way
+whatever its batch-mates and its position (tests/stages/test_embed_runtime.py checks it, bit for
+bit): a vector depends on its text only, never on which texts were missing from the cache or how
+the work was split over workers. One weight pass serves eight texts: mpnet embeds about 1.5 times
+as many texts per second as one text per run (benchmarks/build_time.py).
 
 The exported file is trusted only when its sha256 matches the one recorded beside it when it was
 written; anything else (missing, truncated, edited) is exported again.
@@ -25,12 +33,14 @@ from pipeline.core.hashing import file_sha256
 
 OPSET = 17
 EXPORT_VERSION = 1  # bump when the export wrapper below changes
+BATCH_ROWS = 8  # rows in every run
+PAD_TO = 8  # a text's width: its token count rounded up to a multiple of this
 
 
 def runtime_id() -> str:
     """Everything outside the weights that can change an ONNX vector (read without importing torch)."""
     versions = ";".join(f"{p}=={importlib.metadata.version(p)}" for p in ("onnxruntime", "torch", "tokenizers"))
-    return f"onnx-export{EXPORT_VERSION};opset{OPSET};intra_op_threads=1;{versions}"
+    return f"onnx-export{EXPORT_VERSION};opset{OPSET};intra_op_threads=1;rows{BATCH_ROWS};pad{PAD_TO};{versions}"
 
 
 def _export(folder: Path, target: Path) -> None:
@@ -97,8 +107,14 @@ def exported_model(name: str, weights: str, folder: Path, models_dir: Path) -> P
     return target
 
 
+def width(tokens: int, max_length: int) -> int:
+    """The padded width of a text of `tokens` tokens (never past the model's maximum length)."""
+    return min(-(-max(tokens, 1) // PAD_TO) * PAD_TO, max(max_length, tokens))
+
+
 def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any]:
-    """texts -> sentence embeddings (what the model's own modules output), one text per run."""
+    """texts -> sentence embeddings (what the model's own modules output), in fixed-shape batches
+    (see the module's docstring): a text's vector is the same in any list of texts."""
     import numpy as np
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -110,13 +126,28 @@ def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any
     sess = ort.InferenceSession(str(model_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tok.no_padding()
-    tok.enable_truncation(max_length=int(meta["max_length"]))
+    max_length = int(meta["max_length"])
+    tok.enable_truncation(max_length=max_length)
 
     def run(texts: list[str]):
-        out = []
-        for text in texts:
-            ids = np.asarray([tok.encode(text).ids], dtype=np.int64)
-            out.append(sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0])
-        return np.stack(out)
+        encoded = [tok.encode(text).ids for text in texts]
+        groups: dict[int, list[int]] = {}
+        for i, ids in enumerate(encoded):
+            groups.setdefault(width(len(ids), max_length), []).append(i)
+        out: list[Any] = [None] * len(texts)
+        for w, members in sorted(groups.items()):
+            for start in range(0, len(members), BATCH_ROWS):
+                part = members[start:start + BATCH_ROWS]
+                ids = np.zeros((BATCH_ROWS, w), dtype=np.int64)
+                mask = np.zeros_like(ids)
+                for row, i in enumerate(part):
+                    ids[row, :len(encoded[i])] = encoded[i]
+                    mask[row, :len(encoded[i])] = 1
+                ids[len(part):], mask[len(part):] = ids[0], mask[0]  # filler rows: the shape stays fixed
+                result = sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+                for row, i in enumerate(part):
+                    out[i] = result[row]
+        return np.stack(out) if out else np.zeros((0, 1), dtype=np.float32)
 
+    run.any_list = True  # type: ignore[attr-defined]  # embedders.load_encoder may pass many texts at once
     return run

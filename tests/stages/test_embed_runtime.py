@@ -98,6 +98,24 @@ def test_onnx_minilm_matches_sentence_transformers(tmp_path):
 
 
 @pytest.mark.models
+def test_a_vector_never_depends_on_its_batch_mates(tmp_path):
+    # The ONNX runner embeds many texts per run; with its fixed batch shape a text gets the same
+    # bits alone, first or last among others of its width, or among texts of other widths.
+    from pipeline.stages.embedders import load_encoder
+
+    encode = load_encoder(load_embedders_config().specs["minilm_l6"], tmp_path)
+    texts = TEXTS + [f"request number {i} about the weather in city {i}" for i in range(13)]
+    together = encode(texts)
+    alone = np.stack([encode([t])[0] for t in texts])
+    order = list(reversed(range(len(texts))))
+    shuffled = encode([texts[i] for i in order])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(together[order], shuffled)
+    assert onnx_runtime.width(1, 256) == onnx_runtime.width(8, 256) == 8
+    assert onnx_runtime.width(9, 256) == 16 and onnx_runtime.width(256, 256) == 256 and onnx_runtime.width(300, 256) == 300
+
+
+@pytest.mark.models
 def test_the_split_over_workers_never_changes_a_vector(tmp_path):
     cfg = load_embedders_config()
     names = ["minilm_l6", "use_multilingual_v3", "wordllama_256"]

@@ -10,8 +10,8 @@ Jaccard 16/22 = 0.73 over these shingles. Near-linear: every text is hashed and 
 a bucket's size bounds a query.
 
 Semantic: MiniLM vectors through the content-addressed embedding cache (pipeline.stages.embed_cache:
-one text per call, so a vector never depends on which other texts were embedded with it or on
-whether it came from the cache), one usearch index with fixed parameters and single-threaded
+batches of a fixed shape, so a vector never depends on which other texts were embedded with it or
+on whether it came from the cache), one usearch index with fixed parameters and single-threaded
 insertion, neighbours post-sorted, cosines rounded to 4 decimals before the threshold: the same
 texts give the same pairs, cold or warm.
 """

@@ -10,7 +10,7 @@ parts: not a re-implementation of its rule.
   (system prompt, earlier turns, the query) and GPTCache keeps only the last message's content,
   which is why such a cache leaks answers across users and conversations;
 - embedding_func: an embedder of configs/embedders.yaml, loaded offline by
-  pipeline.stages.embedders (one text per call, L2-normalised float32). With `embeddings="cache"`
+  pipeline.stages.embedders (a vector independent of its batch-mates, L2-normalised float32). With `embeddings="cache"`
   (the default) vectors come through the project's content-addressed embedding cache
   (pipeline.stages.embed_cache: the same bytes the model gives, keyed on the weights' sha256), so
   the lookup latency is GPTCache's own work plus a cache read; `embeddings="model"` runs the model
@@ -128,7 +128,7 @@ class GPTCacheStore:
             "pre_embedding_func": "last_content (Cache.init default)",
             "embeddings": self.embeddings,
             "versions": {name: importlib.metadata.version(name) for name in VERSIONS},
-            # how the vectors are computed (one text per call, normalised) is code outside the harness
+            # how the vectors are computed (batch-invariant, normalised) is code outside the harness
             "embedder_code": _embedders_code(),
             "embedder_runtime": _runtime(self.spec),
         }
