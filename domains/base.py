@@ -244,12 +244,17 @@ class LMHooks:
     prompt file (attribute -> words of which a rewording must use one): PARA_SAFE rewordings.
     `edit_seeds()` and `resolve_edit(seed, rewrite, span)` give ADVERSARIAL rewrites: the seeds a
     model may edit, and the domain's recomputation of a rewrite's answer (a Candidate, or the
-    reason it is dropped)."""
+    reason it is dropped). `follow_ups()` and `pair_follow_ups(item, texts, others)` give rows made from
+    model-written follow-ups of a conversation (domains/lm/followups.py: FollowUpItem): the
+    conversation states, and the domain's rows from the kept follow-ups of one, labelled by the
+    conversation, never by the model."""
 
     items: Callable[[Mapping[str, tuple[str, ...]]], Sequence[LMItem]] | None = None
     source_file: str = ""           # the curated file, relative to the project, for provenance
     edit_seeds: Callable[[], Sequence[EditSeed]] | None = None
     resolve_edit: Callable[[EditSeed, str, Span], "Candidate | str"] | None = None
+    follow_ups: Callable[[], Sequence[Any]] | None = None
+    pair_follow_ups: Callable[[Any, Sequence[str], Sequence[str]], Sequence["Candidate"]] | None = None
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,21 @@ def stand_in_spec(items: list[LMItem], policy=lambda c: None) -> DomainSpec:
     keywords and phrasings, serves it): the LM generator's tests need no curated file."""
     return DomainSpec(name="qa_factual", description="stand-in", generators={}, verifier="alias_exact_match",
                       policy=policy, lm=LMHooks(items=lambda keywords: items, source_file="sources/curated/x.yaml"))
+
+
+class ScriptedChat:
+    """A stand-in CachedProvider for the LM tasks: the request is the text of the last user message
+    between `prefix` and `suffix`; each request is answered with the outputs scripted for it, in
+    turn (the last one repeats), and with the request itself when none is scripted."""
+
+    model_snapshot = "gguf-sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+    def __init__(self, outputs: dict[str, list[str]], prefix: str = ": ", suffix: str = "") -> None:
+        self.outputs, self.prefix, self.suffix, self.asked = {k: list(v) for k, v in outputs.items()}, prefix, suffix, []
+
+    def complete(self, messages, system=None, **params):
+        text = messages[-1]["content"].split(self.prefix, 1)[-1]
+        request = text[: -len(self.suffix)] if self.suffix and text.endswith(self.suffix) else text
+        self.asked.append((request, params.get("seed")))
+        queue = self.outputs.get(request) or [request]
+        return type("Completion", (), {"text": queue.pop(0) if len(queue) > 1 else queue[0]})()

@@ -43,7 +43,7 @@ VERSION = "1"
 MAX_SPAN = 12       # tokens: "The Old Man and the Sea", "into a new list that it returns, leaving items unchanged"
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’\-][^\W\d_]+)*|[^\w\s]")
 _SECTION_KEYS = {"id", "max_seeds", "system", "examples", "user"}
-_OPTIONAL = {"params", "provider"}
+_OPTIONAL = {"params", "provider", "in_build"}
 
 
 @dataclass
@@ -100,7 +100,7 @@ def load_prompts() -> dict:
     for name, spec in sorted(data["domains"].items()):
         if not isinstance(spec, dict) or not _SECTION_KEYS <= set(spec) or set(spec) - _SECTION_KEYS - _OPTIONAL:
             raise InputError(f"{PROMPTS_REL}:domains.{name}: needs exactly {', '.join(sorted(_SECTION_KEYS))} "
-                             f"(and optionally params, provider). Fix the keys")
+                             f"(and optionally {', '.join(sorted(_OPTIONAL))}). Fix the keys")
         if "{q}" not in spec["user"] or "{what}" not in spec["user"]:
             raise InputError(f"{PROMPTS_REL}:domains.{name}.user: needs the {{q}} and {{what}} placeholders. Add them")
         if any(not isinstance(e, list) or len(e) != 3 for e in spec["examples"]):
@@ -173,6 +173,8 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
     if in_build and not data["in_build"]:
         return out, y
     section = prompt_for(spec.name)
+    if in_build and section.get("in_build") is False:   # this section's responses are not recorded yet
+        return out, y
     llm = section_llm(ctx.llm, section, f"{PROMPTS_REL}:domains.{spec.name}")
     params = {**data["params"], **(section.get("params") or {})}
     seen: set[str] = set()
@@ -204,7 +206,9 @@ def generate(spec: DomainSpec, ctx: GenContext, *, in_build: bool = True,
         outcome = verify(c, spec.policy)
         if c.label != "ADVERSARIAL":
             y.drops["label_not_adversarial"] += 1
-        elif reason:
+        elif reason and c.verification_method != "policy_no_cache":
+            # a row the resolver put under its domain's policy (personalized: another user's
+            # profile, cross_user) is meant; any other the policy catches is no near-miss
             y.drops[f"policy:{reason}"] += 1
         elif not outcome.passed:
             y.drops[f"verify:{outcome.reason}"] += 1

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
 from domains.lm import read_prompt_file, section_llm, yields
-from domains.lm.naturalness import pair_problem
+from domains.lm.naturalness import pair_problem, upside_pair
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -46,6 +46,9 @@ _OPTIONAL = {"in_build", "params", "provider"}
 # A rewording dropped for one of these is asked again with the next sampling seed (up to the file's
 # `attempts`): the model copied the seed, or wrote what another phrasing of the item already gave.
 RETRY = frozenset({"identical_to_seed", "copies_curated_phrasing", "duplicate"})
+# Blind readers found many pairs of one pattern, the pros / upsides / benefits of X: at most one
+# such pair per item and this many per domain (the first ones in item order).
+MAX_UPSIDE_PAIRS = 5
 
 
 @lru_cache(maxsize=1)
@@ -171,6 +174,7 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
             if problem not in RETRY:
                 break
     out: list[Candidate] = []
+    upsides: set[str] = set()
     for group in sorted(by_group):
         kept = by_group[group]
         if len(kept) < 2:
@@ -183,13 +187,17 @@ def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,
                 outcome = verify(c, spec.policy)
                 # two phrasings of one curated item may differ in kind ("public" / "national holidays")
                 problem = pair_problem(kept[x][1], kept[y][1])
+                upside = upside_pair(kept[x][1], kept[y][1])
                 if problem:
                     drops[f"pair:{problem}"] += 1
                 elif reason:
                     drops[f"policy:{reason}"] += 1
                 elif not outcome.passed:
                     drops[f"verify:{outcome.reason}"] += 1
+                elif upside and (group in upsides or len(upsides) >= MAX_UPSIDE_PAIRS):
+                    drops["pair:template_repeated"] += 1
                 else:
+                    upsides.update([group] if upside else [])
                     out.append(c)
     yields.record(spec.name, "paraphrase", llm.model_snapshot, seeds=len(sent), sent=n_sent, outputs=n_out,
                   kept=len(out), drops=drops)

@@ -74,6 +74,9 @@ PATTERNS: dict[str, re.Pattern] = {k: re.compile(p, 0 if k in _CASED else re.IGN
     "follow_up_opening": r"^\s*(?:what|how)\s+about\b",
     # "the antiderivative of the integral of ...": the operation named twice
     "operation_twice": r"\b(?:antiderivative|integral|derivative)\s+of\s+the\s+(?:antiderivative|integral|derivative)\b",
+    # "What tips are effective for experts in rock climbing?", "What tips are best for experts in
+    # gardening?": read as made from a template (blind readers of the 161 LM rows)
+    "tips_are_for": r"\btips\s+are\s+(?:\w+\s+)?for\s+(?:experts|beginners|an?\s+\w+)\b",
     # "May 15, 2024 to 2024-06-14": one range written in two date formats
     "mixed_date_formats": rf"\b{_MONTH}\s+\d{{1,2}},\s+\d{{4}}\b.*\b\d{{4}}-\d{{2}}-\d{{2}}\b"
                           rf"|\b\d{{4}}-\d{{2}}-\d{{2}}\b.*\b{_MONTH}\s+\d{{1,2}},\s+\d{{4}}\b",
@@ -108,6 +111,16 @@ def kind_changed(seed: str, para: str) -> bool:
         return {k for k in _HOLIDAY_KINDS if re.search(rf"\b{k}\b", t, re.IGNORECASE)}
     holiday = re.compile(r"\bholidays?\b", re.IGNORECASE)
     return bool(holiday.search(seed) or holiday.search(para)) and kinds(seed) != kinds(para)
+
+
+_UPSIDE = re.compile(r"\b(?:benefits?|advantages?|pros|upsides?|plus\s+points|good\s+points|positives)\b", re.IGNORECASE)
+
+
+def upside_pair(a: str, b: str) -> bool:
+    """True when both texts ask for the good side of something in one of the usual words ("the pros
+    of X" / "the upsides of X"): blind readers found many pairs of this one pattern, so a task
+    keeps few of them (domains/lm/generate.py MAX_UPSIDE_PAIRS)."""
+    return bool(_UPSIDE.search(a) and _UPSIDE.search(b))
 
 
 def pair_problem(a: str, b: str) -> str | None:

@@ -2,10 +2,11 @@
 prompts sent, non-empty outputs, rows kept and drops by reason, per task, domain and model.
 
     python -m domains.lm.trial [--models smollm2 qwen_coder | sections] [--limit 10] [--domains D ...]
-                               [--tasks paraphrase edit] [--mode both|replay] [--json FILE]
+                               [--tasks paraphrase edit followup] [--mode both|replay] [--json FILE]
 
 Tasks: `paraphrase` (domains/lm/generate.py: PARA_SAFE pairs of rewordings; `limit` items, two
-phrasings each) and `edit` (domains/lm/edits.py: ADVERSARIAL rewrites; `limit` seeds). Responses go
+phrasings each), `edit` (domains/lm/edits.py: ADVERSARIAL rewrites; `limit` seeds) and `followup`
+(domains/lm/followups.py: rows from model-written follow-ups; `limit` conversation states). Responses go
 through the LLM response cache under the cache root (mode both), so a second run is served from it;
 `--mode replay` reads only that cache (a response not in it is an error, no model is called).
 Nothing is written to outputs/ or to the replay file. Needs the models (bash .ci/install-llm, then
@@ -25,10 +26,10 @@ SECTIONS = "sections"
 
 
 def run(models: list[str], limit: int | None, domains: list[str] | None = None,
-        tasks: tuple[str, ...] = ("paraphrase", "edit"), mode: str = "both", replay_file: Path | None = None) -> list[dict]:
+        tasks: tuple[str, ...] = ("paraphrase", "edit", "followup"), mode: str = "both", replay_file: Path | None = None) -> list[dict]:
     """One record per (model, task, domain): sent, outputs, kept, drops, seconds and an example kept row."""
     from domains import all_domains
-    from domains.lm import edits, generate, yields
+    from domains.lm import edits, followups, generate, yields
     from pipeline.core import settings
     from pipeline.llm.providers import load_llm_config, open_llm
     from pipeline.llm.replay import replay_llm
@@ -51,6 +52,9 @@ def run(models: list[str], limit: int | None, domains: list[str] | None = None,
                 todo.append(("paraphrase", lambda: _paraphrase(generate.generate(spec, ctx, limit=limit, in_build=False), spec.name)))
             if spec.lm.edit_seeds is not None and "edit" in tasks:
                 todo.append(("edit", lambda: _edit(edits.generate(spec, ctx, in_build=False, limit=limit))))
+            if spec.lm.follow_ups is not None and "followup" in tasks:
+                todo.append(("followup", lambda: _followup(followups.generate(spec, ctx, in_build=False, limit=limit),
+                                                           spec.name)))
             for task, call in todo:
                 t0 = time.monotonic()
                 rec = call()
@@ -79,6 +83,16 @@ def _edit(result) -> dict:
     return {**y.as_dict(), "example": _example(cands)}
 
 
+def _followup(cands, domain: str) -> dict:
+    from collections import Counter
+
+    from domains.lm import yields
+
+    rec = yields.of(domain)["followup"]
+    return {**{k: rec[k] for k in ("seeds", "sent", "outputs", "kept", "drops")},
+            "labels": dict(sorted(Counter(c.label for c in cands).items())), "example": _example(cands)}
+
+
 def table(records: list[dict]) -> str:
     """The yield as a Markdown table."""
     lines = ["| model | task | domain | seeds | sent | outputs | kept | drops by reason | s |",
@@ -99,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=10,
                     help="items (paraphrase) or seeds (edit) per task and domain; 0: the prompt file's own counts")
     ap.add_argument("--domains", nargs="+", help="only these domains (default: every domain with LM hooks)")
-    ap.add_argument("--tasks", nargs="+", choices=("paraphrase", "edit"), default=["paraphrase", "edit"])
+    ap.add_argument("--tasks", nargs="+", choices=("paraphrase", "edit", "followup"),
+                    default=["paraphrase", "edit", "followup"])
     ap.add_argument("--mode", choices=("both", "replay"), default="both",
                     help="replay: answer only from the response cache, never call a model")
     ap.add_argument("--json", type=Path, help="also write the records here")

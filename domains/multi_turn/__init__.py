@@ -20,6 +20,11 @@ follow-up ("continue", "make it shorter", "explain the second point", "yes") aft
 conversations; and RELATED_UNSAFE pairs: the same follow-up at two points of one conversation
 (domains/corpora/mining/followups.py).
 
+lm_generated (lm_hooks.py, domains/lm/followups.py): a model rewords a curated follow-up for a
+conversation; the same model-written follow-up after the one-fact perturbation is ADVERSARIAL,
+after another conversation of the same kind RELATED_UNSAFE; two of one target after the same turns
+PARA_SAFE. The conversations decide the labels and answers, never the model.
+
 Candidates are built once (`families.capped_builder`) up to `caps_for(ctx.need, spare=8)`, labels
 taking turns at one family guard in strict rounds (one try per turn): every pool runs over the
 conversations in one order, so a label whose candidate is refused does not run ahead of the others.
@@ -31,8 +36,10 @@ from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.base import LABELS, Candidate, DomainSpec, LMHooks, Operator, Provenance
+from domains.lm import followups as lm_followups
 from domains.families import capped_builder, far_rotation, method_generators, round_robin, surface
+from domains.multi_turn import lm_hooks
 from domains.multi_turn.scenarios import (KIND_BUILDERS, SOURCE_FILE, Instance, Perturbed, _bill_splits,
                                           _recipe_scalings)
 
@@ -209,9 +216,12 @@ _build = capped_builder(DOMAIN, _pools, LABELS, spare=8, tries=1)
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar final message after earlier turns; answers depend on the conversation.",
-    generators={**method_generators(DOMAIN, _build.for_ctx), "real_traffic_mined": mining.multi_turn_traffic_rows},
+    generators={**method_generators(DOMAIN, _build.for_ctx), "real_traffic_mined": mining.multi_turn_traffic_rows,
+                "lm_generated": lambda ctx: lm_followups.generate(SPEC, ctx)},
     verifier="context_rubric",
     operators=OPERATORS,
     policy=lambda c: None,
     version=VERSION,
+    lm=LMHooks(source_file="sources/curated/multi_turn.yaml", follow_ups=lm_hooks.follow_ups,
+               pair_follow_ups=lm_hooks.pair_follow_ups),
 )

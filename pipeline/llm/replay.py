@@ -164,7 +164,7 @@ def replay_llm(path: Path = REPLAY_FILE, provider: str | None = None) -> CachedP
 
 def record(path: Path = REPLAY_FILE, profile: str = "v1.1", *, resume: bool = False,
            domains: Iterable[str] | None = None) -> dict:
-    """Run the LM generators (paraphrases and edits) against the real models (each prompt section's
+    """Run the LM generators (paraphrases, edits and follow-ups) against the real models (each prompt section's
     `provider:`, else the configured one), recording every response into a fresh store, export that
     store to `path`, and return the generation report: per domain and task, the model and its yield.
     `resume`: start from the entries already in `path` (only requests not recorded yet reach a model;
@@ -172,7 +172,7 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1", *, resume: bool = Fa
     `domains`: only these domains' tasks run."""
     from domains import all_domains
     from domains.base import GenContext
-    from domains.lm import edits, yields
+    from domains.lm import edits, followups, yields
     from domains.lm.generate import generate
     from pipeline.core.config import load_profile
     from pipeline.llm.providers import open_llm
@@ -192,6 +192,7 @@ def record(path: Path = REPLAY_FILE, profile: str = "v1.1", *, resume: bool = Fa
             yields.clear(spec.name)
             generate(spec, ctx, in_build=False)          # each task asks its section's model (`provider:`)
             edits.generate(spec, ctx, in_build=False)    # recorded before the build asks for them
+            followups.generate(spec, ctx, in_build=False)
             report[spec.name] = {**yields.of(spec.name), "seconds": round(time.monotonic() - t0, 1)}
             print(json.dumps({spec.name: report[spec.name]}), file=sys.stderr, flush=True)
         report["entries"] = export_store(store, path)

@@ -105,7 +105,7 @@ for spec in [s for s in all_domains() if s.lm is not None]:
     rows = list(spec.generators["lm_generated"](GenContext(domain=name, profile="v1.1", need={}, llm=llm)))
     assert rows and all(c.construction_method == "lm_generated" for c in rows)
     assert all(c.provenance.model_snapshot.startswith("gguf-sha256:") for c in rows)
-    assert all(c.source.startswith("lm:") and c.label in ("PARA_SAFE", "ADVERSARIAL") for c in rows)
+    assert all(c.source.startswith("lm:") and c.label in ("PARA_SAFE", "ADVERSARIAL", "RELATED_UNSAFE") for c in rows)
     text = json.dumps([[c.key, c.query_a, c.query_b, c.provenance.to_dict()] for c in rows], sort_keys=True)
     out[name] = [len(rows), hashlib.sha256(text.encode()).hexdigest()]
 print(json.dumps(out, sort_keys=True))
@@ -122,7 +122,7 @@ def test_replay_builds_the_same_rows_twice_without_llama_cpp():
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert runs[0] == runs[1]
-    assert sorted(runs[0]) == ["code", "conversational", "math", "qa_factual", "qa_open", "tool"]
+    assert sorted(runs[0]) == ["code", "conversational", "math", "multi_turn", "personalized", "qa_factual", "qa_open", "tool"]
     assert all(n >= 1 for n, _ in runs[0].values())
 
 
@@ -196,7 +196,8 @@ def test_no_model_means_no_rows():
     specs = [s for s in all_domains() if s.lm is not None]
     assert sorted(s.name for s in specs if s.lm.items is not None) == [
         "conversational", "math", "qa_factual", "qa_open", "tool"]
-    assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["code", "math", "qa_factual", "tool"]
+    assert sorted(s.name for s in specs if s.lm.edit_seeds is not None) == ["code", "math", "personalized", "qa_factual", "tool"]
+    assert sorted(s.name for s in specs if s.lm.follow_ups is not None) == ["multi_turn"]
     for spec in specs:
         ctx = GenContext(domain=spec.name, profile="v1.1", need={"PARA_SAFE": 50})
         assert list(spec.generators["lm_generated"](ctx)) == []

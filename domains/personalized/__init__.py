@@ -17,6 +17,10 @@ the 5-class label says how the answer differs: ADVERSARIAL when one identity det
 depends on is swapped by an operator (vegetarian -> vegan), RELATED_UNSAFE for the same request by
 another person, UNRELATED for another request by another person.
 
+lm_generated (lm_hooks.py, domains/lm/edits.py): a model rewrites a persona's system prompt with
+one identity detail changed; kept only when it is that prompt re-rendered with another persona's
+value, it makes an ADVERSARIAL cross-user row like the curated identity swaps.
+
 Candidates are built once (`families.capped_builder`, labels taking turns at one family guard) up
 to `caps_for(ctx.need, spare=8)`: max(need, 40) plus 20%, plus 8, per label.
 """
@@ -27,7 +31,9 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.personalized import lm_hooks
+from domains.base import LABELS, Candidate, DomainSpec, LMHooks, Operator, Provenance
+from domains.lm import edits as lm_edits
 from domains.text import NUMBER_WORDS
 from domains.families import capped_builder, far_rotation, fix_articles, method_generators, surface
 from pipeline.core.errors import InputError
@@ -247,9 +253,11 @@ _build = capped_builder(DOMAIN, _pools, LABELS, spare=8)
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar request under different user identities; cross-user pairs never hit.",
-    generators=method_generators(DOMAIN, _build.for_ctx),
+    generators={**method_generators(DOMAIN, _build.for_ctx), "lm_generated": lambda ctx: lm_edits.generate(SPEC, ctx)[0]},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    lm=LMHooks(source_file=lm_hooks.SOURCE, edit_seeds=lm_hooks.edit_seeds,
+               resolve_edit=lm_hooks.resolve_edit),
 )
