@@ -48,8 +48,8 @@ PATTERNS: dict[str, re.Pattern] = {k: re.compile(p, 0 if k in _CASED else re.IGN
     "states_a_claim": r"^\s*the\s+best\s+way\s+to\b.*\bis\s+to\b|\bcan\s+be\s+(?:very\s+)?effective\s+for\b",
     # "What should I start gardening?", "What should a beginner just start running?"
     "start_object": r"\bwhat\s+should\s+(?:a\s+beginner|I|you)\s+(?:just\s+)?start\s+(?!with\b|by\b|on\b)",
-    # "What problems are problems with electric cars?"
-    "word_repeated": r"\b(\w{4,})\s+(?:are|is)\s+\1\b",
+    # "What problems are problems with electric cars?", "Which public holidays are public in France?"
+    "word_repeated": r"\b(\w{4,})(?:\s+\w+)?\s+(?:are|is)\s+\1\b",
     # "What time zone is Seattle located?"
     "located_no_preposition": r"^\s*(?:what|which)\s+time\s+zone\s+is\b.*\blocated\s*\?",
     # "What does "ubiquitous" mean in terms of fashion?": a scope no user adds to a lookup

@@ -35,6 +35,7 @@ FLAGGED = [   # (a wording the readers flagged, the kind)
     ("In what year did Nineteen Eighty-Four first be published?", "did_be"),
     ("In which city hosted the 1976 Summer Olympics?", "preposition_subject"),
     ("What problems are problems with electric cars?", "word_repeated"),
+    ("Which public holidays are public in France in 2026?", "word_repeated"),
     ("The best way to treat a hangover is to what?", "states_a_claim"),
     ("Strength training can be effective for experts. What should I do?", "states_a_claim"),
     ("What should I start gardening?", "start_object"),
@@ -61,6 +62,7 @@ NATURAL = [
     "How do I drive from Miami to Orlando?", "What are the problems with electric cars?", "What time zone is Tokyo in?", "What's on the menu for a weekend trip to Lisbon?",
     "Which value of t makes 4*t + 26 = 50 hold?", "What element has an atomic number of 10?", "What continent is Slovakia in?",
     "In what year was Nineteen Eighty-Four first published?", "In which city were the 1976 Summer Olympics held?",
+    "Which days are public holidays in France in 2026?", "Which river is the longest river in Europe?",
 ]
 
 
