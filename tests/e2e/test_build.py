@@ -4,6 +4,7 @@ and `cacheeval check` catches a one-byte change."""
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -88,11 +89,23 @@ def test_byte_identical_under_seed_timezone_locale_cwd(smoke, cache_dir, tmp_pat
 @pytest.mark.slow
 @pytest.mark.models
 def test_byte_identical_with_cold_cache(smoke, tmp_path):
-    # Cold, and with one embedding worker where the fixture used one per CPU: the same bytes.
-    out = tmp_path / "c"
-    proc = _cli_build(out, tmp_path / "cold-cache", ROOT, PYTHONHASHSEED="0", TZ="America/Los_Angeles",
-                      CACHEEVAL_WORKERS="1")
+    # Cold, through a damaged embedding cache, and with one embedding worker where the fixture used one
+    # per CPU: the same bytes. The cache folder holds only random bytes where the embeddings' SQLite
+    # file belongs: the build sets it aside with one warning and computes every vector again. The
+    # folder is named by --cache-dir alone (no CACHEEVAL_CACHE_DIR), and every cache goes there.
+    out, cache = tmp_path / "c", tmp_path / "cold-cache"
+    cache.mkdir()
+    damaged = cache / "embeddings.sqlite"
+    damaged.write_bytes(random.Random(11).randbytes(1 << 16))
+    env = {k: v for k, v in os.environ.items() if k != "CACHEEVAL_CACHE_DIR"}
+    proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--out", str(out), "--cache-dir", str(cache)], cwd=ROOT,
+                          env={**env, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0", "TZ": "America/Los_Angeles",
+                               "CACHEEVAL_WORKERS": "1"}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert digest(out) == digest(smoke)
+    assert len([line for line in proc.stderr.splitlines() if line.startswith(f"warning: {damaged}")]) == 1
+    assert (cache / "embeddings.sqlite.corrupt-1").read_bytes() == random.Random(11).randbytes(1 << 16)
+    assert {p.name for p in cache.iterdir()} >= {"embeddings.sqlite", "sandbox.sqlite", "build_times.json"}
     # Progress: a line per domain, per stage, and per embedder (its counts, rate and time left).
     assert "[10/10] multilingual: generated and verified" in proc.stderr
     assert re.search(r"\[10/10\] build_manifest done", proc.stderr)
