@@ -1,6 +1,7 @@
 """Test doubles for the LLM response cache, shared by the SQLite and PostgreSQL store tests and the
 cache-integrity tests: an injectable clock, a provider that counts upstream calls, two real writer
-processes racing on one store, a fixed prompt, and a stand-in domain for the LM generator's tests."""
+processes racing on one store, a fixed prompt, a stand-in domain for the LM generator's tests, and the
+error a prompt-file loader gives for a file's text."""
 from __future__ import annotations
 
 import json
@@ -123,3 +124,21 @@ class ScriptedChat:
         self.asked.append((request, params.get("seed")))
         queue = self.outputs.get(request) or [request]
         return type("Completion", (), {"text": queue.pop(0) if len(queue) > 1 else queue[0]})()
+
+
+def prompt_file_error(module, text: str, tmp_path: Path, monkeypatch) -> str:
+    """The one-line InputError that `module.load_prompts()` (domains.lm.edits, followups ...) raises
+    for a prompt file holding `text`; the loader's cache is cleared before and after."""
+    from pipeline.core.errors import InputError
+
+    bad = tmp_path / Path(module.PROMPTS_REL).name
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(module, "PROMPTS_FILE", bad)
+    module.load_prompts.cache_clear()
+    try:
+        module.load_prompts()
+    except InputError as exc:
+        return str(exc)
+    finally:
+        module.load_prompts.cache_clear()
+    raise AssertionError(f"{module.__name__}.load_prompts() accepted the prompt file")

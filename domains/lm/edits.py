@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, EditSeed, GenContext, Span, normalize_text
 from domains.families import spread
-from domains.lm import read_prompt_file, section_llm, yields
+from domains.lm import check_sections, read_prompt_file, section_for, section_llm, yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.naturalness import unnatural
 from domains.lm.rules import parse_output
@@ -97,15 +97,8 @@ def load_prompts() -> dict:
     data = read_prompt_file(PROMPTS_FILE, PROMPTS_REL)
     if not isinstance(data, dict) or not {"in_build", "params", "domains"} <= set(data) or "seed" not in data["params"]:
         raise InputError(f"{PROMPTS_REL}:top: needs in_build, params (with a seed) and domains. Add what is missing")
+    check_sections(data, PROMPTS_REL, _SECTION_KEYS, _OPTIONAL, ("{q}", "{what}"), ("what", "request", "rewrite"))
     for name, spec in sorted(data["domains"].items()):
-        if not isinstance(spec, dict) or not _SECTION_KEYS <= set(spec) or set(spec) - _SECTION_KEYS - _OPTIONAL:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}: needs exactly {', '.join(sorted(_SECTION_KEYS))} "
-                             f"(and optionally {', '.join(sorted(_OPTIONAL))}). Fix the keys")
-        if "{q}" not in spec["user"] or "{what}" not in spec["user"]:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.user: needs the {{q}} and {{what}} placeholders. Add them")
-        if any(not isinstance(e, list) or len(e) != 3 for e in spec["examples"]):
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.examples: each example is [what, request, rewrite]. "
-                             f"Fix it")
         for n, (_, q, r) in enumerate(spec["examples"]):
             if isinstance(one_span(q, r), str):
                 raise InputError(f"{PROMPTS_REL}:domains.{name}.examples[{n}]: the rewrite does not change exactly "
@@ -115,11 +108,7 @@ def load_prompts() -> dict:
 
 def prompt_for(domain: str) -> dict:
     """The prompt file's section for `domain`."""
-    sections = load_prompts()["domains"]
-    if domain not in sections:
-        raise InputError(f"{PROMPTS_REL}:domains: no section for domain '{domain}', whose spec has edit hooks. "
-                         f"Add one ({', '.join(sorted(_SECTION_KEYS))})")
-    return sections[domain]
+    return section_for(load_prompts(), PROMPTS_REL, domain, "edit", _SECTION_KEYS)
 
 
 def messages_for(section: Mapping[str, Any], seed: EditSeed) -> list[dict]:

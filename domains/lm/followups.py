@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, normalize_text
 from domains.families import FamilyGuard, spread, word_overlap
-from domains.lm import read_prompt_file, section_llm, yields
+from domains.lm import check_sections, read_prompt_file, section_for, section_llm, yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.naturalness import unnatural
 from domains.lm.rules import _DANGLING, _DOES_HAS, _IS_HAS, _count, _has, _new_capitalised, _new_words, parse_output
@@ -159,24 +159,14 @@ def load_prompts() -> dict:
     data = read_prompt_file(PROMPTS_FILE, PROMPTS_REL)
     if not isinstance(data, dict) or not {"params", "domains"} <= set(data) or "seed" not in (data["params"] or {}):
         raise InputError(f"{PROMPTS_REL}:top: needs params (with a seed) and domains. Add what is missing")
-    for name, spec in sorted(data["domains"].items()):
-        if not isinstance(spec, dict) or not _SECTION_KEYS <= set(spec) or set(spec) - _SECTION_KEYS - _OPTIONAL:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}: needs {', '.join(sorted(_SECTION_KEYS))} (and optionally "
-                             f"{', '.join(sorted(_OPTIONAL))}). Fix the keys")
-        if "{context}" not in spec["user"] or "{q}" not in spec["user"]:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.user: needs the {{context}} and {{q}} placeholders. Add them")
-        if any(not isinstance(e, list) or len(e) != 3 for e in spec["examples"]):
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.examples: each example is [earlier turns, follow-up, "
-                             f"reworded follow-up]. Fix it")
+    check_sections(data, PROMPTS_REL, _SECTION_KEYS, _OPTIONAL, ("{context}", "{q}"),
+                   ("earlier turns", "follow-up", "reworded follow-up"))
     return data
 
 
 def prompt_for(domain: str) -> dict:
-    sections = load_prompts()["domains"]
-    if domain not in sections:
-        raise InputError(f"{PROMPTS_REL}:domains: no section for domain '{domain}', whose spec has follow-up hooks. "
-                         f"Add one ({', '.join(sorted(_SECTION_KEYS))})")
-    return sections[domain]
+    """The prompt file's section for `domain`."""
+    return section_for(load_prompts(), PROMPTS_REL, domain, "follow-up", _SECTION_KEYS)
 
 
 def show(context) -> str:

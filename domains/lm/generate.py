@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from domains.base import Candidate, DomainSpec, GenContext, LMItem, Provenance, normalize_text
 from domains.families import spread
-from domains.lm import read_prompt_file, section_llm, yields
+from domains.lm import check_sections, read_prompt_file, section_for, section_llm, yields
 from domains.lm.naturalness import pair_problem, upside_pair
 from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
@@ -43,6 +43,7 @@ GROUNDING = ("Different users ask for the same thing in their own words; a langu
 # ---------------------------------------------------------------- prompt file
 
 _OPTIONAL = {"in_build", "params", "provider"}
+_SECTION_KEYS = {"id", "phrasings", "max_facts", "system", "examples", "user", "keywords"}
 # A rewording dropped for one of these is asked again with the next sampling seed (up to the file's
 # `attempts`): the model copied the seed, or wrote what another phrasing of the item already gave.
 RETRY = frozenset({"identical_to_seed", "copies_curated_phrasing", "duplicate"})
@@ -57,26 +58,13 @@ def load_prompts() -> dict:
     data = read_prompt_file(PROMPTS_FILE, PROMPTS_REL)
     if not isinstance(data, dict) or not {"params", "domains"} <= set(data):
         raise InputError(f"{PROMPTS_REL}:top: needs params and domains. Add the missing section")
-    for name in sorted(data["domains"]):
-        spec = data["domains"][name]
-        need = {"id", "phrasings", "max_facts", "system", "examples", "user", "keywords"}
-        if not isinstance(spec, dict) or not need <= set(spec) or set(spec) - need - _OPTIONAL:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}: needs {', '.join(sorted(need))} (and optionally "
-                             f"{', '.join(sorted(_OPTIONAL))}). Fix the keys")
-        if "{q}" not in spec["user"]:
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.user: has no {{q}} placeholder. Add it")
-        if any(not isinstance(e, list) or len(e) != 2 for e in spec["examples"]):
-            raise InputError(f"{PROMPTS_REL}:domains.{name}.examples: each example is [question, rewording]. Fix it")
+    check_sections(data, PROMPTS_REL, _SECTION_KEYS, _OPTIONAL, ("{q}",), ("question", "rewording"))
     return data
 
 
 def prompt_for(domain: str) -> dict:
     """The prompt file's section for `domain`."""
-    sections = load_prompts()["domains"]
-    if domain not in sections:
-        raise InputError(f"{PROMPTS_REL}:domains: no section for domain '{domain}', whose spec has LM hooks. "
-                         "Add one (id, phrasings, max_facts, system, examples, user, keywords)")
-    return sections[domain]
+    return section_for(load_prompts(), PROMPTS_REL, domain, "LM", _SECTION_KEYS)
 
 
 def messages_for(spec: Mapping[str, Any], question: str) -> list[dict]:

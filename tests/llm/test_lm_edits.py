@@ -3,6 +3,8 @@
 with a scripted stand-in for the model (the real models run in domains.lm.trial)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from domains import get_domain
@@ -10,7 +12,7 @@ from domains.base import GenContext, Span
 from domains.lm import edits
 from domains.lm.edits import one_span
 from domains.verify import verify
-from pipeline.core.errors import InputError
+from tests.llm_doubles import prompt_file_error
 
 
 @pytest.mark.parametrize("seed, rewrite, expected", [
@@ -126,18 +128,11 @@ def test_the_task_counts_its_yield_asks_a_copy_again_and_stamps_the_rows(monkeyp
 
 
 def test_a_prompt_example_that_is_not_one_edit_is_a_clear_error(tmp_path, monkeypatch):
-    bad = tmp_path / "lm_edit.yaml"
-    bad.write_text("in_build: false\nparams: {seed: 1}\ndomains:\n  math:\n    id: m\n    max_seeds: 1\n"
-                   "    system: s\n    user: 'Change {what}: {q}'\n"
-                   "    examples: [[one number, 'Solve 2*x = 4', 'Solve 3*x = 5']]\n")
-    monkeypatch.setattr(edits, "PROMPTS_FILE", bad)
-    edits.load_prompts.cache_clear()
-    try:
-        with pytest.raises(InputError, match=r"lm_edit\.yaml:domains\.math\.examples\[0\]: the rewrite does not "
-                                             r"change exactly one span \(several_changes\)"):
-            edits.load_prompts()
-    finally:
-        edits.load_prompts.cache_clear()
+    text = ("in_build: false\nparams: {seed: 1}\ndomains:\n  math:\n    id: m\n    max_seeds: 1\n"
+            "    system: s\n    user: 'Change {what}: {q}'\n"
+            "    examples: [[one number, 'Solve 2*x = 4', 'Solve 3*x = 5']]\n")
+    assert re.match(r"configs/prompts/lm_edit\.yaml:domains\.math\.examples\[0\]: the rewrite does not change exactly "
+                    r"one span \(several_changes\)\. Fix the example$", prompt_file_error(edits, text, tmp_path, monkeypatch))
 
 
 def test_math_rewordings_keep_the_math_and_the_task_and_pair_under_sympy(monkeypatch):

@@ -4,6 +4,8 @@ the policy gives it (never the model), and the tasks run with a scripted stand-i
 (the real models run in domains.lm.trial)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from domains import get_domain
@@ -12,8 +14,7 @@ from domains.lm import edits, followups
 from domains.lm.edits import one_span
 from domains.lm.followups import follow_up_problem
 from domains.verify import verify
-from pipeline.core.errors import InputError
-from tests.llm_doubles import ScriptedChat
+from tests.llm_doubles import ScriptedChat, prompt_file_error
 
 NOVELS = ("who", "whose", "author", "writer")
 
@@ -117,17 +118,10 @@ def test_the_follow_up_task_counts_its_yield_and_stamps_the_rows(monkeypatch):
 
 
 def test_a_follow_up_section_without_its_placeholders_is_a_clear_error(tmp_path, monkeypatch):
-    bad = tmp_path / "lm_followup.yaml"
-    bad.write_text("params: {seed: 1}\ndomains:\n  multi_turn:\n    id: m\n    finals: [0]\n    max_items: 1\n"
-                   "    max_para_safe: 0\n    system: s\n    user: 'Reword: {q}'\n    examples: []\n")
-    monkeypatch.setattr(followups, "PROMPTS_FILE", bad)
-    followups.load_prompts.cache_clear()
-    try:
-        with pytest.raises(InputError, match=r"lm_followup\.yaml:domains\.multi_turn\.user: needs the \{context\} and "
-                                             r"\{q\} placeholders"):
-            followups.load_prompts()
-    finally:
-        followups.load_prompts.cache_clear()
+    text = ("params: {seed: 1}\ndomains:\n  multi_turn:\n    id: m\n    finals: [0]\n    max_items: 1\n"
+            "    max_para_safe: 0\n    system: s\n    user: 'Reword: {q}'\n    examples: []\n")
+    assert re.match(r"configs/prompts/lm_followup\.yaml:domains\.multi_turn\.user: needs the \{context\} and \{q\} "
+                    r"placeholders\. Add them$", prompt_file_error(followups, text, tmp_path, monkeypatch))
 
 
 # ---------------------------------------------------------------- personalized: edited profiles
