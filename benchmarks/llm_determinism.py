@@ -22,16 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pipeline.llm.cached_provider import wire_messages  # noqa: E402
 from pipeline.llm.keys import response_text  # noqa: E402
 from pipeline.llm.providers import LlamaCppProvider, build_provider, load_llm_config  # noqa: E402
 from pipeline.llm.replay import load_entries  # noqa: E402
-
-
-def wire(request: dict) -> dict:
-    """What the cached provider sends the model for a stored request (CachedProvider.complete)."""
-    system = request.get("system")
-    return {"messages": ([{"role": "system", "content": system}] if system is not None else []) + request["messages"],
-            "tools": request.get("tools"), "params": request.get("params") or {}}
 
 
 def main() -> int:
@@ -50,15 +44,16 @@ def main() -> int:
         if not mine:
             print(f"{name}: no recorded requests in the replay file")
             continue
-        requests = [(e.key, wire(json.loads(e.request)), json.loads(e.response)) for e in mine]
-        llama = provider._load()
+        requests = [(e.key, json.loads(e.request), json.loads(e.response)) for e in mine]
+        llama = provider._load()  # the loaded model, to reset its KV cache
 
-        def reuse(request: dict) -> dict:  # llama-cpp-python's default: the previous request's prefix kept
-            return llama.create_chat_completion(messages=request["messages"], tools=request["tools"], **request["params"])
+        def reuse(request: dict) -> dict:  # the provider as it is: the previous request's prefix kept
+            return provider.complete_raw(wire_messages(request.get("system"), request["messages"]),
+                                         request.get("tools"), request.get("params") or {})
 
         def empty(request: dict) -> dict:  # every request from an empty KV cache
             llama.reset()
-            return llama.create_chat_completion(messages=request["messages"], tools=request["tools"], **request["params"])
+            return reuse(request)
 
         print(f"{name} ({provider.model_snapshot[:24]}...): {len(requests)} recorded requests", flush=True)
         for label, call in (("prefix reused (the default, the provider)", reuse), ("empty KV cache (reset first)", empty)):

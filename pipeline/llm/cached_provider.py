@@ -65,6 +65,11 @@ class Provider(Protocol):
         """Call the model; return an OpenAI-shaped chat-completion dict. Raise LLMError on failure."""
 
 
+def wire_messages(system: str | None, messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The messages a provider is sent for a request: its system prompt first, when it has one."""
+    return ([{"role": "system", "content": system}] if system is not None else []) + [dict(m) for m in messages]
+
+
 class CachedProvider:
     """A provider seen through the response cache: `complete(messages, **params)` like any provider.
 
@@ -122,7 +127,7 @@ class CachedProvider:
             hit = self._lookup(key, request)
             if hit is not None:
                 return hit
-        wire = ([{"role": "system", "content": system}] if system is not None else []) + [dict(m) for m in messages]
+        wire = wire_messages(system, messages)
         raw = self.provider.complete_raw(wire, [dict(t) for t in tools] if tools is not None else None, dict(params))
         problem = response_problem(raw)
         if problem and problem != "response is empty":
