@@ -94,6 +94,10 @@ def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve
     write_files(build.caches, {name: data})  # content-addressed: the file the result cache keys on
     bench_file = build.caches / name
     target = sc.resolve(evolve.target or CONFIG.target, evolve.bench_path)
+    if evolve.made_with_code and evolve.made_with_code != target.identity["code_sha256"]:
+        context.log.info(f"{quarter}: the target's code changed since the slice was made ({evolve.made_with_code[:16]} -> "
+                         f"{target.identity['code_sha256'][:16]}); the slice records the code it was made with")
+        target = sc.Target(target.chosen, {**target.identity, "code_sha256": evolve.made_with_code})
     hits = sc.decisions(target, bench_file)
     built = {target.identity["name"]: target} if target.chosen.reference else {}
     refs = sc.reference_decisions(evolve.bench_path, bench_file, built)
@@ -113,7 +117,7 @@ def evolving_slice(context: AssetExecutionContext, evolving_scored: dict) -> Out
     quarter, target = s["quarter"], s["target"]
     rows = [ev.with_verdict(r, target, s["target_decisions"][r["id"]]) for r in s["rows"]]
     hits = {rid: h for rid, (h, _) in s["target_decisions"].items()}
-    choice = ev.choose_slice(rows, hits, CONFIG, quarter, target["code_sha256"], domain_names())
+    choice = ev.choose_slice(rows, hits, CONFIG, quarter, target["behaviour_sha256"], domain_names())
     chosen = ev.slice_rows(rows, choice, quarter, domain_names())
     short = ev.shortfall(choice, CONFIG, target["name"])
     return Output({"quarter": quarter, "rows": chosen, "choice": choice, "short": short, "target": target,

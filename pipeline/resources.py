@@ -109,6 +109,10 @@ class EvolveSettings(ConfigurableResource):
     target: str = Field(default="", description=(
         "The cache to attack: a reference name (cacheeval references) or module:<file.py>[:<Class>]. Empty: "
         "target of configs/evolving.yaml (verified)."))
+    made_with_code: str = Field(default="", description=(
+        "The sha256 of the target's code recorded when this quarter's slice was made (`cacheeval check` passes "
+        "the manifest's). The slice records it as made; the rows themselves depend only on the target's "
+        "behaviour (name, protocol, model snapshots, settings). Empty: the target's current code."))
 
     @property
     def bench_path(self) -> Path:

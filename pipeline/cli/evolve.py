@@ -32,7 +32,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = None, bench: Path | None = None,
-               datasets_dir: Path | None = None, cache_dir: Path | None = None, values: tuple[str, ...] = ()) -> dict:
+               datasets_dir: Path | None = None, cache_dir: Path | None = None, values: tuple[str, ...] = (),
+               made_with_code: str = "") -> dict:
     """Materialise the evolving group for `quarter`; the files written (name -> sha256), and under
     "values" the values of the assets named in `values`. A failed blocking check or step is one
     BuildError, and nothing is written then."""
@@ -54,7 +55,8 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
     if datasets_dir is not None and not Path(datasets_dir).is_dir():
         raise InputError(f"--datasets-dir {datasets_dir}: not a folder. Pass an existing folder")
     evolve = EvolveSettings(**{k: str(Path(v).resolve()) for k, v in (("bench", bench), ("out_dir", out_dir))
-                               if v is not None}, target=target or "")
+                               if v is not None}, target=target or "",
+                           made_with_code=made_with_code)
     build = BuildSettings(datasets_dir=str(datasets_dir or ""), cache_dir=str(cache_dir or ""))
     with tempfile.TemporaryDirectory(prefix="cacheeval-evolve-") as storage:
         instance = DagsterInstance.ephemeral()
@@ -104,7 +106,7 @@ def check_slices(folder: Path, cache_dir: Path | None = None) -> list:
                     shutil.copy2(Path(folder) / f"{earlier}.jsonl", Path(tmp) / f"{earlier}.jsonl")
             print(f"rebuilding the adversarial slice {quarter} (target {entry['target']['name']}) ...", file=sys.stderr)
             run_evolve(quarter, entry["target"]["name"], Path(tmp), Path(folder).parent / "cachebench.jsonl",
-                       cache_dir=cache_dir)
+                       cache_dir=cache_dir, made_with_code=entry["target"].get("code_sha256", ""))
             rebuilt = json.loads((Path(tmp) / "manifest.json").read_text(encoding="utf-8"))["quarters"][quarter]
             if rebuilt != entry:
                 diffs.append(Difference("evolving/manifest.json", f"the entry of {quarter} differs from a rebuild"))

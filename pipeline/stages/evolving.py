@@ -13,7 +13,8 @@
 - The slice: verified candidates the target serves a HIT on (a false hit: every candidate is a MISS),
   spread over domains, operators and subcategories (each domain's fooled rows interleaved by operator
   and, within one, by subcategory; the domains taking turns, no domain above `max_domain_share`), in
-  an order seeded from the quarter and the target's identity. It is never padded: a short slice is what the blocking check reports.
+  an order seeded from the quarter and what decides the target's behaviour (its name, protocol,
+  model snapshots and settings; not its code's hash, so moving its code re-orders nothing). It is never padded: a short slice is what the blocking check reports.
 """
 from __future__ import annotations
 
@@ -205,7 +206,7 @@ class SliceChoice:
 
 
 def choose_slice(rows: Sequence[Mapping[str, Any]], target_hits: Mapping[str, bool], cfg: EvolvingConfig,
-                 quarter: str, target_code: str, domain_order: Sequence[str]) -> SliceChoice:
+                 quarter: str, target_key: str, domain_order: Sequence[str]) -> SliceChoice:
     """The slice's candidate ids: fooled rows spread over domains and operators (module docstring)."""
     fooled = [r for r in rows if target_hits.get(r["id"]) and r["binary_label"] == "MISS"]
     lanes = []
@@ -213,7 +214,7 @@ def choose_slice(rows: Sequence[Mapping[str, Any]], target_hits: Mapping[str, bo
     for domain in domain_order:
         mine = sorted((r for r in fooled if r["domain"] == domain), key=lambda r: r["id"])
         lane, seen = [], set()
-        for r in _lane(mine, stable_rng("evolving-slice", quarter, target_code, domain)):
+        for r in _lane(mine, stable_rng("evolving-slice", quarter, target_key, domain)):
             keys = used_requests([r])
             if keys & seen:  # one seed (or perturbation) per slice: the first row in lane order keeps it
                 shared += 1

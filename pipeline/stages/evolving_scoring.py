@@ -4,8 +4,10 @@ difficulty of each candidate on the main benchmark's scale.
 - The target is a reference name (built on the main benchmark, so the verified cache trains on its
   train split and picks its threshold on dev, exactly as in the build) or `module:<file.py or dotted
   module>[:<Class>]`, a user's pair cache or store/lookup cache (run under the isolated protocol).
-  Its identity (the sha256 of its code closure, its model snapshots and threshold) is what the slice
-  records and what seeds the slice's order: another target is another slice.
+  Its identity (its name, protocol, model snapshots, threshold, the sha256 of its declared settings
+  and of its code closure) is what the slice records. What decides its behaviour (name, protocol,
+  model snapshots, settings: `behaviour_sha256`) seeds the slice's order: another target is another
+  slice, while moving or re-wrapping the same cache's code changes no row.
 - Every score goes through `score_chosen`, the one path that scores a chosen cache through the
   evaluation-result cache, so a rerun of the same quarter re-scores nothing.
 - Difficulty: the five ensemble members decide each candidate at the thresholds the main build
@@ -30,7 +32,7 @@ class Target:
     """A cache to score: what `score_chosen` needs, and the identity the slice records."""
 
     chosen: Any                 # pipeline.harness.scoring.Chosen
-    identity: dict              # name, kind, code_sha256, model_snapshot, threshold
+    identity: dict              # name, protocol, behaviour_sha256, code_sha256, model_snapshot, threshold
 
 
 def resolve(name: str, bench: Path) -> Target:
@@ -62,14 +64,18 @@ def resolve(name: str, bench: Path) -> Target:
 
 
 def identity_of(name: str, protocol: str, subject: Any) -> dict:
-    """name, protocol, the sha256 of the cache's code closure (the evaluation-result cache's view),
-    its declared model snapshot and its threshold (None when it declares none)."""
+    """name, protocol, the sha256 of what decides its behaviour (name, protocol, declared model
+    snapshot and settings), the sha256 of the cache's code closure (the evaluation-result cache's
+    view; provenance only), its declared model snapshot and its threshold (None when it declares none)."""
     from pipeline.harness.cache import implementation_identity
 
     impl = implementation_identity(subject)
     settings = impl.get("settings") if isinstance(impl.get("settings"), dict) else {}
     threshold = settings.get("threshold", settings.get("similarity_threshold"))
-    return {"name": name, "protocol": protocol, "code_sha256": sha256_text(canonical_json(impl["code"])),
+    behaviour = {"name": name, "protocol": protocol, "model_snapshot": impl.get("model_snapshot"),
+                 "settings": impl.get("settings")}
+    return {"name": name, "protocol": protocol, "behaviour_sha256": sha256_text(canonical_json(behaviour)),
+            "code_sha256": sha256_text(canonical_json(impl["code"])),
             "model_snapshot": impl.get("model_snapshot"),
             "threshold": None if threshold is None else round(float(threshold), 6)}
 

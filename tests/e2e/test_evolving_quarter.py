@@ -82,7 +82,7 @@ def test_a_target_that_hits_everything_fills_the_slice_and_one_that_never_false_
         hits = sc.decisions(target, bench_file)
         rows = [ev.with_verdict(r, target.identity, hits[r["id"]]) for r in scored["rows"]]
         choice = ev.choose_slice(rows, {k: h for k, (h, _) in hits.items()}, cfg, QUARTER,
-                                 target.identity["code_sha256"], domain_names())
+                                 target.identity["behaviour_sha256"], domain_names())
         chosen = ev.slice_rows(rows, choice, QUARTER, domain_names())
         value = {"quarter": QUARTER, "rows": chosen, "choice": choice, "target": target.identity,
                  "short": ev.shortfall(choice, cfg, target.identity["name"]),

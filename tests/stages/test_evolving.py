@@ -161,3 +161,23 @@ def test_evolve_refuses_a_quarter_that_is_no_partition_in_one_line(capsys):
     assert main(["evolve", "--quarter", "2025-Q4"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --quarter 2025-Q4: no such partition; quarters run from 2026-Q1") and "\n" not in err
+
+
+def test_the_slice_is_seeded_from_the_targets_behaviour_not_from_where_its_code_lives(tmp_path, monkeypatch):
+    # The same cache (same settings and model snapshot) in two differently written modules: the code
+    # hash differs (provenance), the behaviour key that seeds the slice's order does not.
+    import importlib
+
+    from pipeline.stages.evolving_scoring import identity_of
+
+    body = "MODEL_SNAPSHOT = 'm@1'\nSETTINGS = {'threshold': 0.8}\n\nclass C:\n    model_snapshot = MODEL_SNAPSHOT\n" \
+           "    settings = SETTINGS\n\n    def __call__(self, row):\n        return None\n"
+    (tmp_path / "where_a.py").write_text(body)
+    (tmp_path / "where_b.py").write_text("# moved here\n" + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    a = identity_of("mine", "pair", importlib.import_module("where_a").C())
+    b = identity_of("mine", "pair", importlib.import_module("where_b").C())
+    assert a["code_sha256"] != b["code_sha256"] and a["behaviour_sha256"] == b["behaviour_sha256"]
+    other = identity_of("mine", "pair", type("D", (), {"model_snapshot": "m@1", "settings": {"threshold": 0.9},
+                                                       "__call__": lambda self, row: None})())
+    assert other["behaviour_sha256"] != a["behaviour_sha256"]
