@@ -6,9 +6,9 @@ from collections import Counter
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
 from assets.groups import ASSEMBLY
-from pipeline import asset_metadata as show
+from pipeline.orchestration import asset_metadata as show
 from pipeline.core.config import load_profile
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
 from pipeline.stages.difficulty import DifficultyResult
 from pipeline.stages.values import SelectedRows, Similarities

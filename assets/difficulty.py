@@ -6,7 +6,7 @@ from dataclasses import replace
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from assets.groups import DIFFICULTY
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.difficulty import DifficultyResult, assign
 from pipeline.stages.hard_paraphrases import hard_share
 from pipeline.stages.values import SelectedRows, Similarities
@@ -18,15 +18,15 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings,
     """Cosine(query_a, query_b) of every selected row under each configured embedder."""
     import numpy as np
 
-    from pipeline.stages.embed_cache import EmbeddingCache, embed_many
-    from pipeline.stages.embedders import load_embedders_config, runtime_key
+    from pipeline.services.embed_cache import EmbeddingCache, embed_many
+    from pipeline.services.embedders import load_embedders_config, runtime_key
 
     cfg = load_embedders_config()
     rows = selected_rows.rows
     texts = [r.candidate.query_a for r in rows] + [r.candidate.query_b for r in rows]
     names = [*cfg.members, cfg.held_out]
     cache = EmbeddingCache(build.caches / "embeddings.sqlite")
-    try:  # every embedder's misses at once, over every core (pipeline/stages/embed_pool.py)
+    try:  # every embedder's misses at once, over every core (pipeline/services/embed_pool.py)
         vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches, progress=context.log.info)
     finally:
         cache.close()

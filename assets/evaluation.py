@@ -4,8 +4,8 @@ cache) scored on the benchmark just built, as outputs/reports/references.{md,jso
 from dagster import MetadataValue, Output, asset
 
 from assets.groups import EVALUATION
-from pipeline import asset_metadata as show
-from pipeline.resources import BuildSettings
+from pipeline.orchestration import asset_metadata as show
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
 
 
@@ -14,7 +14,7 @@ def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> 
     """Every reference cache scored on the built benchmark (skipped where the profile says so)."""
     from domains import domain_names
     from pipeline.core.config import load_profile
-    from pipeline.stages.reference_reports import reference_files, score_references
+    from pipeline.references.reports import reference_files, score_references
 
     if not load_profile(build.profile).reference_caches:
         return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false",

@@ -6,7 +6,7 @@ evolving_files (outputs/evolving/<quarter>.jsonl and .md, manifest.json). The pa
 quarters from configs/evolving.yaml's `start`, keyed by their first day (Dagster's time-window keys
 are strftime dates; strftime has no quarter): 2026-10-01 is 2026-Q4, which runs, tags and files
 name. `quarterly_slice` runs evolving_job on day 1 of January, April, July and October for the
-quarter that starts that day. The stage logic is pipeline/stages/evolving*.py.
+quarter that starts that day. The stage logic is pipeline/evolving/.
 """
 
 import warnings
@@ -18,9 +18,9 @@ from dagster import (AssetCheckResult, PreviewWarning, AssetExecutionContext, As
 
 from assets.groups import EVOLVING
 from pipeline.core.hashing import file_sha256, sha256_text
-from pipeline.resources import BuildSettings, EvolveSettings
-from pipeline.stages import evolving as ev
-from pipeline.stages import evolving_checks as checks
+from pipeline.orchestration.resources import BuildSettings, EvolveSettings
+from pipeline.evolving import slicing as ev
+from pipeline.evolving import checks
 
 CONFIG = ev.load_config()
 QUARTERS = TimeWindowPartitionsDefinition(cron_schedule="0 0 1 1,4,7,10 *", start=ev.quarter_key(CONFIG.start),
@@ -79,7 +79,7 @@ def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve
     """Each verified candidate as a benchmark row, scored by the target and every reference cache."""
     from domains import domain_names
     from pipeline.core.writer import jsonl_bytes
-    from pipeline.stages import evolving_scoring as sc
+    from pipeline.evolving import scoring as sc
     from pipeline.stages.assembly import write_files
 
     quarter = evolving_verified["quarter"]
@@ -155,7 +155,7 @@ def evolving_files(evolve: EvolveSettings, evolving_scored: dict, evolving_slice
     from domains import domain_names
     from pipeline.stages.assembly import write_files
 
-    from pipeline.stages.evolving_report import slice_files
+    from pipeline.evolving.report import slice_files
 
     files = slice_files(evolve.out_path, evolving_scored, evolving_slice, domain_names(), evolve.bench_path)
     written = write_files(evolve.out_path, files)

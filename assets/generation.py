@@ -1,7 +1,7 @@
 """candidate_rows: every generator of one domain (a partition per registered domain).
 
 A run may cover several domains (BackfillPolicy.single_run: the UI's build_dataset job covers all);
-pipeline.partitions stores each domain's record as its own partition either way."""
+pipeline.orchestration.partitions stores each domain's record as its own partition either way."""
 
 from collections import Counter
 
@@ -14,8 +14,8 @@ from domains.base import GenContext
 from domains.lm import yields as lm_yields
 from domains.check import generate
 from pipeline.core.config import load_profile
-from pipeline.partitions import for_each_domain, per_domain, per_domain_asset
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.partitions import for_each_domain, per_domain, per_domain_asset
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.values import DomainCandidates, MinedPairs
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())

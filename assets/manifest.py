@@ -4,10 +4,10 @@ snapshots and the sha256 of every file the build wrote (assembly, evaluation, pu
 from dagster import Output, asset
 
 from assets.groups import MANIFEST
-from pipeline import asset_metadata as show
+from pipeline.orchestration import asset_metadata as show
 from pipeline.core.config import load_profile
 from pipeline.core.hashing import file_sha256
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
 from pipeline.stages.values import SelectedRows, Similarities
 

@@ -5,9 +5,9 @@ import json
 from dagster import Output, asset
 
 from assets.groups import PUBLICATION
-from pipeline import asset_metadata as show
+from pipeline.orchestration import asset_metadata as show
 from pipeline.core.config import load_profile
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
 from pipeline.stages.difficulty import DifficultyResult
 

@@ -6,10 +6,10 @@ from collections import Counter
 from dagster import AssetCheckResult, AssetChecksDefinition, MetadataValue, Output, asset, asset_check
 
 from assets.groups import SELECTION
-from pipeline import asset_metadata as show
+from pipeline.orchestration import asset_metadata as show
 from domains import domain_names
 from pipeline.core.config import load_profile
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.selection import select
 from pipeline.stages.values import SelectedRows, VerifiedRows
 

@@ -12,7 +12,7 @@ labels, guards and verifies over all shards in shard order (a pair across shards
 value does not depend on the executor or on which step finished first). The fan-out is static, not
 dynamic, because Dagster's Dask executor plans every step before the run and never runs dynamically
 mapped steps (dagster-io/dagster#9785): the same steps run under the in-process, multiprocess (the
-UI's default: slots in parallel) and Dask executors (pipeline/dask_job.py). Without a datasets dir
+UI's default: slots in parallel) and Dask executors (pipeline/app/dask_job.py). Without a datasets dir
 (or with no real-traffic corpus in it) every slot is empty and the generators mine nothing.
 candidate_rows reads it: the conversational, creative and multi_turn real_traffic_mined generators
 take their domain's rows from it (GenContext.mined) instead of mining again.
@@ -22,7 +22,7 @@ from dagster import In, MetadataValue, OpExecutionContext, Output, asset, graph_
 
 from assets.groups import SOURCES
 from domains.corpora.mining import SHARD_SLOTS
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.assembly import input_manifest
 from pipeline.stages.values import MinedPairs, MinedShard
 

@@ -13,7 +13,7 @@ from assets.groups import VERIFICATION
 from domains.base import Candidate
 from domains.check import verify_candidates
 from pipeline.core.errors import BuildError
-from pipeline.partitions import by_domain, for_each_domain, per_domain, per_domain_asset
+from pipeline.orchestration.partitions import by_domain, for_each_domain, per_domain, per_domain_asset
 from pipeline.stages.values import VerifiedRows
 
 # The reason domains.verify.verify gives a candidate whose verifier raised ("verifier_error:<exception>").

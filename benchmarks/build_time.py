@@ -30,7 +30,7 @@ def build(tree: Path, profile: str, cache: Path, out: Path) -> tuple[float, floa
     env = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "PYTHONPATH": str(tree)}
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--profile", profile, "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pipeline.app.cli", "build", "--profile", profile, "--out", str(out)],
                           cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.core.hashing import canonical_json  # noqa: E402
-from pipeline.llm.keys import build_request, make_entry  # noqa: E402
-from pipeline.llm.stores import CacheStore, PostgresStore, SQLiteStore  # noqa: E402
+from pipeline.services.llm.keys import build_request, make_entry  # noqa: E402
+from pipeline.services.llm.stores import CacheStore, PostgresStore, SQLiteStore  # noqa: E402
 
 SNAPSHOT = "gguf-sha256:" + "ab" * 32
 

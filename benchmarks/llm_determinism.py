@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.llm.cached_provider import wire_messages  # noqa: E402
-from pipeline.llm.keys import response_text  # noqa: E402
-from pipeline.llm.providers import LlamaCppProvider, build_provider, load_llm_config  # noqa: E402
-from pipeline.llm.replay import load_entries  # noqa: E402
+from pipeline.services.llm.cached_provider import wire_messages  # noqa: E402
+from pipeline.services.llm.keys import response_text  # noqa: E402
+from pipeline.services.llm.providers import LlamaCppProvider, build_provider, load_llm_config  # noqa: E402
+from pipeline.services.llm.replay import load_entries  # noqa: E402
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.harness import evaluate, load_bench  # noqa: E402
-from pipeline.harness.references import REFERENCES, STORE_KIND  # noqa: E402
+from pipeline.references import REFERENCES, STORE_KIND  # noqa: E402
 from pipeline.harness.stateful import ProtocolRun  # noqa: E402
 
 WARMUP = 3
@@ -36,7 +36,7 @@ def sample(rows: list, n: int) -> list:
 
 
 def time_store(name: str, embeddings: str, rows: list) -> dict:
-    from pipeline.harness.references.gptcache_store import GPTCacheStore
+    from pipeline.references.gptcache_store import GPTCacheStore
 
     params = REFERENCES[name].params
     store = GPTCacheStore(params["embedder"], params["threshold"], embeddings=embeddings)

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.harness import evaluate, load_bench  # noqa: E402
-from pipeline.harness.references import verified as V  # noqa: E402
+from pipeline.references import verified as V  # noqa: E402
 from references import WARMUP, sample  # noqa: E402  (benchmarks/references.py: the same evenly spaced sample)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from domains.base import DomainSpec, LMHooks, LMItem
 from pipeline.core.paths import PROJECT_ROOT
-from pipeline.llm.cached_provider import LLMError
+from pipeline.services.llm.cached_provider import LLMError
 
 T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
 
@@ -60,8 +60,8 @@ class CountingProvider:
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from pipeline.llm.keys import build_request, make_entry
-    from pipeline.llm.stores import open_store
+    from pipeline.services.llm.keys import build_request, make_entry
+    from pipeline.services.llm.stores import open_store
     where, table, worker, count, overlap, go = sys.argv[1:7]
     store = open_store(None if where.startswith("postgresql") else where,
                        where if where.startswith("postgresql") else None, table=table)

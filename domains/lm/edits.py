@@ -35,7 +35,7 @@ from domains.lm.rules import parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CONFIGS
-from pipeline.llm.cached_provider import ReplayMissError
+from pipeline.services.llm.cached_provider import ReplayMissError
 
 PROMPTS_FILE = CONFIGS / "prompts" / "lm_edit.yaml"
 PROMPTS_REL = "configs/prompts/lm_edit.yaml"
@@ -140,7 +140,7 @@ def _ask(llm, section: Mapping[str, Any], params: Mapping[str, Any], seed: EditS
     except ReplayMissError as exc:
         raise ReplayMissError(
             f"{REPLAY_REL}: no recorded response for prompt {section['id']} on {seed.record} ({exc}). Re-record the "
-            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record") from None
+            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m domains.lm.record") from None
 
 
 def seeds(spec: DomainSpec, section: Mapping[str, Any], ctx: GenContext, limit: int | None = None) -> list[EditSeed]:

@@ -38,7 +38,7 @@ from domains.text import NUMBER_WORDS
 from domains.verify import verify
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CONFIGS
-from pipeline.llm.cached_provider import ReplayMissError
+from pipeline.services.llm.cached_provider import ReplayMissError
 
 PROMPTS_FILE = CONFIGS / "prompts" / "lm_followup.yaml"
 PROMPTS_REL = "configs/prompts/lm_followup.yaml"
@@ -191,7 +191,7 @@ def _ask(llm, section, params, item: FollowUpItem, final: str) -> str:
     except ReplayMissError as exc:
         raise ReplayMissError(
             f"{REPLAY_REL}: no recorded response for prompt {section['id']} on {item.group} ({exc}). Re-record the "
-            f"entries: python -m pipeline.llm.replay record --resume") from None
+            f"entries: python -m domains.lm.record --resume") from None
 
 
 # ---------------------------------------------------------------- generation

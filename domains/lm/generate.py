@@ -30,7 +30,7 @@ from domains.lm.rules import Seed, paraphrase_problem, parse_output
 from domains.verify import verify
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CONFIGS
-from pipeline.llm.cached_provider import ReplayMissError
+from pipeline.services.llm.cached_provider import ReplayMissError
 
 PROMPTS_FILE = CONFIGS / "prompts" / "lm_paraphrase.yaml"
 PROMPTS_REL = "configs/prompts/lm_paraphrase.yaml"
@@ -97,7 +97,7 @@ def seeds(spec: DomainSpec, prompt: Mapping[str, Any], ctx: GenContext, limit: i
 @lru_cache(maxsize=8)
 def upstream(snapshot: str) -> str:
     """The upstream model name configs/llm.yaml records for a snapshot (a row's source "lm:<name>")."""
-    from pipeline.llm.providers import load_llm_config
+    from pipeline.services.llm.providers import load_llm_config
 
     for spec in load_llm_config().providers.values():
         if spec.get("snapshot") == snapshot and spec.get("upstream"):
@@ -126,7 +126,7 @@ def _ask(llm, prompt: Mapping[str, Any], params: Mapping[str, Any], seed: Seed) 
     except ReplayMissError as exc:
         raise ReplayMissError(
             f"{REPLAY_REL}: no recorded response for prompt {prompt['id']} on {seed.record} ({exc}). Re-record the "
-            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m pipeline.llm.replay record") from None
+            f"entries: CACHEEVAL_LLM_CACHE_MODE=both python -m domains.lm.record") from None
 
 
 def generate(spec: DomainSpec, ctx: GenContext, limit: int | None = None,

@@ -31,9 +31,9 @@ def run(models: list[str], limit: int | None, domains: list[str] | None = None,
     from domains import all_domains
     from domains.lm import edits, followups, generate, yields
     from pipeline.core import settings
-    from pipeline.llm.providers import load_llm_config, open_llm
-    from pipeline.llm.replay import replay_llm
-    from pipeline.llm.stores import open_store
+    from pipeline.services.llm.providers import load_llm_config, open_llm
+    from pipeline.services.llm.replay import replay_llm
+    from pipeline.services.llm.stores import open_store
 
     config = load_llm_config()
     names = {p.get("snapshot"): name for name, p in config.providers.items()}

@@ -219,7 +219,7 @@ def run(code: str, tests: str, language: str, limits: Limits = Limits(), use_cac
 
 def _persistent_path() -> str:
     """sandbox.sqlite under the cache root (pipeline.core.settings), read at use time: the build
-    makes its --cache-dir the root of the process while it runs (pipeline/resources.py)."""
+    makes its --cache-dir the root of the process while it runs (pipeline/orchestration/resources.py)."""
     from pipeline.core import settings
 
     return str(settings.sandbox_db())

@@ -1,5 +1,5 @@
 """Scoring one chosen cache on a benchmark through the evaluation-result cache: the one path used
-by `cacheeval eval` (pipeline.cli) and by the build's reference reports (pipeline.stages).
+by `cacheeval eval` (pipeline.app.cli) and by the build's reference reports (pipeline.stages).
 Standard library only; a store/lookup cache runs under its protocol (pipeline.harness.stateful).
 """
 from __future__ import annotations

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+# The grid of GPTCache's similarity_threshold the reference reports sweep (0.50, 0.51, ... 0.99).
+SWEEP_THRESHOLDS = tuple(round(0.50 + i / 100, 2) for i in range(50))
+
 
 def _ratio(k: int, n: int) -> float | None:
     return k / n if n else None

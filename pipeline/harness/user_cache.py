@@ -1,5 +1,5 @@
 """Loading a user's cache for scoring: a module (dotted name or .py file) exposing `cache`, or a
-class of it built with no arguments. The one loader used by `cacheeval eval` (pipeline.cli) and by
+class of it built with no arguments. The one loader used by `cacheeval eval` (pipeline.app.cli) and by
 the quarterly slice's user-module targets (pipeline.stages), standard library only; a loading
 problem is one InputError line that names the module and the fix."""
 from __future__ import annotations

@@ -1,2 +1,2 @@
-"""Build stages the assets call as plain functions: selection, embedders and the embedding cache,
-difficulty, assembly of the output files."""
+"""Build stages the assets call as plain functions: selection, difficulty, hard paraphrases,
+assembly of the output files, the Hugging Face dataset. Layer map: pipeline/README.md."""

@@ -246,7 +246,7 @@ def write_baselines(out_dir: Path, rows: list[dict]) -> tuple[dict[str, str], di
     from pipeline.harness.baselines import BASELINES
     from domains import domain_names
     from pipeline.harness import Report, Row, evaluate
-    from pipeline.stages.reference_reports import untimed
+    from pipeline.harness.portable import untimed
 
     bench = [Row.from_dict(r) for r in rows]
     order = domain_names()  # reports list domains in the sampling matrix order

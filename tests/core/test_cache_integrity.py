@@ -13,9 +13,9 @@ from dagster import asset, materialize
 
 from pipeline.core import settings
 from pipeline.core.sqlite import CacheDB, file_problem, open_cache
-from pipeline.resources import BuildSettings
-from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
-from pipeline.stages.embedders import EmbedderSpec
+from pipeline.orchestration.resources import BuildSettings
+from pipeline.services.embed_cache import EmbeddingCache, embed_texts
+from pipeline.services.embedders import EmbedderSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 DAMAGES = ["random_bytes", "half_a_file", "directory", "foreign_schema"]
@@ -219,8 +219,8 @@ def test_the_build_cache_dir_reaches_the_sandbox(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("how", ["random_bytes", "half_a_file", "directory", "foreign_schema"])
 def test_damaged_llm_store_is_set_aside_and_answers_are_identical(tmp_path, capsys, how):
-    from pipeline.llm.cached_provider import CachedProvider
-    from pipeline.llm.stores import open_store
+    from pipeline.services.llm.cached_provider import CachedProvider
+    from pipeline.services.llm.stores import open_store
     from llm_doubles import CountingProvider, FakeClock
 
     def answers(path: Path) -> tuple[list[str], int]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from domains import domain_names
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.harness.contract import check_file, row_schema, validate_file, validate_rows
 from pipeline.core.errors import InputError
 from pipeline.core.paths import ROW_SCHEMA

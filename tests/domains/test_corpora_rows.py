@@ -388,7 +388,7 @@ def test_commercial_only_in_generation_asset():
     from dagster import build_asset_context
 
     from assets.generation import candidate_rows
-    from pipeline.resources import BuildSettings
+    from pipeline.orchestration.resources import BuildSettings
     from pipeline.stages.values import MinedPairs
 
     def run(flag):
@@ -396,7 +396,7 @@ def test_commercial_only_in_generation_asset():
         settings = BuildSettings(profile="v1.1", datasets_dir=str(FIXTURES), commercial_only=flag, **extra)
         out = candidate_rows(build_asset_context(partition_key="qa_open"), settings,
                              mined_pairs=MinedPairs())
-        return out  # one domain: the record itself (pipeline/partitions.py)
+        return out  # one domain: the record itself (pipeline/orchestration/partitions.py)
 
     plain, only = run(False), run(True)
     assert any(c.source == "qqp" for c in plain.candidates)
@@ -442,7 +442,7 @@ def test_commercial_only_drops_every_sharegpt_derived_row(tmp_path):
 
     from assets.generation import candidate_rows
     from domains.corpora import mining
-    from pipeline.resources import BuildSettings
+    from pipeline.orchestration.resources import BuildSettings
     from pipeline.stages.values import MinedPairs
     from sources.datasets_dir import DatasetsDir
 

@@ -208,8 +208,8 @@ def test_mined_pairs_asset_fans_out_over_fixed_slots(tmp_path):
     # rows from the asset's value.
     from dagster import AssetKey, DagsterEventType, DagsterInstance, materialize
 
-    from pipeline.definitions import all_assets
-    from pipeline.resources import BuildSettings
+    from pipeline.app.definitions import all_assets
+    from pipeline.orchestration.resources import BuildSettings
 
     ds = _fixtures_plus_planted(tmp_path / "ds")
     shutil.copytree(FIXTURES / "lmsys_arena", tmp_path / "ds" / "lmsys_arena")
@@ -234,8 +234,8 @@ def test_mined_pairs_asset_fans_out_over_fixed_slots(tmp_path):
 def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
     from dagster import AssetKey, materialize
 
-    from pipeline.definitions import all_assets
-    from pipeline.resources import BuildSettings
+    from pipeline.app.definitions import all_assets
+    from pipeline.orchestration.resources import BuildSettings
     from pipeline.stages.values import MinedPairs
 
     res = materialize(all_assets, selection=[AssetKey("mined_pairs")],
@@ -280,7 +280,7 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
            "CACHEEVAL_CACHE_DIR": str(tmp_path / "cache")}
     (tmp_path / "dh").mkdir()
     proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "--select",
-                           "mined_pairs", "-m", "pipeline.definitions"], cwd=PROJECT_ROOT, env=env,
+                           "mined_pairs", "-m", "pipeline.app.definitions"], cwd=PROJECT_ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "RUN_SUCCESS" in log, log[-3000:]
@@ -298,8 +298,8 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
     # The stored value is the same bytes as an in-process run's.
     from dagster import AssetKey, materialize
 
-    from pipeline.definitions import all_assets
-    from pipeline.resources import BuildSettings
+    from pipeline.app.definitions import all_assets
+    from pipeline.orchestration.resources import BuildSettings
 
     (tmp_path / "dh2").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "dh2")) as instance:

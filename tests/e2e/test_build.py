@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.materialize import compare_outputs, run_build
+from pipeline.app.cli.materialize import compare_outputs, run_build
 from pipeline.harness.contract import validate_file
 from pipeline.core.errors import BuildError
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "pipeline.cli"]
+CLI = [sys.executable, "-m", "pipeline.app.cli"]
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -39,7 +39,7 @@ def smoke(tmp_path_factory, cache_dir) -> Path:
 
 
 def test_definitions_load_and_validate():
-    from pipeline.definitions import defs
+    from pipeline.app.definitions import defs
 
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert {"candidate_rows", "verified_rows", "selected_rows", "row_similarities", "row_difficulty", "cachebench",
@@ -125,7 +125,7 @@ def test_quota_shortfall_fails_naming_the_cell(tmp_path, monkeypatch, cache_dir)
     huge = config.Profile("smoke", real.description, real.labels, matrix,
                           {"train": real.total + need - 5 - 124, "dev": 62, "test": 62}, real.method_mix)
     monkeypatch.setattr(config, "load_profile", lambda name: huge)
-    for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.cli.materialize"):
+    for mod in ("assets.selection", "assets.generation", "assets.assembly", "pipeline.app.cli.materialize"):
         if hasattr(sys.modules.get(mod), "load_profile"):
             monkeypatch.setattr(sys.modules[mod], "load_profile", lambda name: huge)
     out = tmp_path / "out"

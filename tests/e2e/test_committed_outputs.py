@@ -27,7 +27,7 @@ def test_cacheeval_check_passes_on_committed_outputs(tmp_path):
     # benchmark and the 2026-Q4 slice (tests/e2e/test_evolving_quarter.py rebuilds it in this process's
     # environment) are the same bytes.
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "4242", "TZ": "Pacific/Kiritimati"}
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "check"], cwd=tmp_path, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "pipeline.app.cli", "check"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "byte-identical" in proc.stdout and "the adversarial slice 2026-Q4" in proc.stdout

@@ -11,7 +11,7 @@ from dagster import AssetKey, Definitions, asset, load_assets_from_modules
 
 from assets.groups import STAGES
 from pipeline.core.errors import BuildError
-from pipeline.definitions import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, all_assets, defs, domain_job, evolving_assets,
+from pipeline.app.definitions import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, all_assets, defs, domain_job, evolving_assets,
                                   unbuilt)
 
 
@@ -38,8 +38,8 @@ def test_an_asset_left_out_of_the_jobs_is_named():
 
 
 def test_the_build_refuses_to_start_when_a_job_is_missing(monkeypatch, tmp_path):
-    import pipeline.definitions as definitions
-    from pipeline.cli.materialize import run_build
+    import pipeline.app.definitions as definitions
+    from pipeline.app.cli.materialize import run_build
 
     monkeypatch.setattr(definitions, "BUILD_JOBS", BUILD_JOBS[:-1])
     with pytest.raises(BuildError, match=r"asset \w+ is in no build job"):
@@ -90,7 +90,7 @@ def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path,
     import domains.verify as verify_registry
     from domains.base import GenContext
     from domains.check import generate
-    from pipeline.cli.materialize import run_build
+    from pipeline.app.cli.materialize import run_build
     from pipeline.core.config import load_profile
 
     need = dict(load_profile("smoke").matrix["qa_factual"])
@@ -134,7 +134,7 @@ def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
     from dagster import BackfillPolicy
 
     from domains import domain_names
-    from pipeline.ui_job import UI_JOB_NAME
+    from pipeline.app.ui_job import UI_JOB_NAME
 
     graph = defs.resolve_asset_graph()
     job = defs.resolve_job_def(UI_JOB_NAME)
@@ -155,7 +155,7 @@ def test_a_run_over_several_domains_stores_each_as_its_own_partition(tmp_path):
     # of partitions writes one file per partition, which a one-partition run then reads back.
     from dagster import AssetIn, StaticPartitionsDefinition, asset, materialize
 
-    from pipeline.partitions import (PartitionedFilesystemIOManager, by_domain, for_each_domain, per_domain,
+    from pipeline.orchestration.partitions import (PartitionedFilesystemIOManager, by_domain, for_each_domain, per_domain,
                                      per_domain_asset)
     from pipeline.stages.values import DomainCandidates
 

@@ -12,8 +12,8 @@ import pytest
 
 from domains import domain_names
 from pipeline.core.paths import OUTPUTS, PROJECT_ROOT
-from pipeline.stages import evolving as ev
-from pipeline.stages import evolving_checks as checks
+from pipeline.evolving import slicing as ev
+from pipeline.evolving import checks
 
 pytestmark = pytest.mark.slow
 QUARTER = "2026-Q4"
@@ -23,7 +23,7 @@ FILES = (f"{QUARTER}.jsonl", f"{QUARTER}.md", "manifest.json")
 @pytest.fixture(scope="session")
 def quarter(tmp_path_factory) -> dict:
     """2026-Q4 against the default target, written into a folder of its own; the scored candidates kept."""
-    from pipeline.cli.evolve import run_evolve
+    from pipeline.app.cli.evolve import run_evolve
 
     out = tmp_path_factory.mktemp("evolving")
     result = run_evolve(QUARTER, out_dir=out, values=("evolving_scored",))
@@ -56,7 +56,7 @@ def test_the_slice_holds_exactly_50_rows_that_fool_the_named_target_and_none_of_
 
 
 def test_the_slice_is_a_benchmark_file_like_any_other(quarter, tmp_path, capsys):
-    from pipeline.cli import main
+    from pipeline.app.cli import main
 
     bench = quarter["out"] / f"{QUARTER}.jsonl"
     assert main(["validate", str(bench)]) == 0
@@ -68,7 +68,7 @@ def test_the_slice_is_a_benchmark_file_like_any_other(quarter, tmp_path, capsys)
 def test_a_target_that_hits_everything_fills_the_slice_and_one_that_never_false_hits_fails_with_the_numbers(
         quarter, tmp_path):
     from pipeline.core.writer import write_jsonl
-    from pipeline.stages import evolving_scoring as sc
+    from pipeline.evolving import scoring as sc
 
     scored = quarter["scored"]
     bench_file = tmp_path / "candidates.jsonl"

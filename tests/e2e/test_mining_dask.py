@@ -54,9 +54,9 @@ def test_dask_executor_mines_the_same_bytes_as_in_process(tmp_path):
     from dagster import AssetKey, DagsterEventType, DagsterInstance, execute_job, materialize
     from distributed import Client, LocalCluster
 
-    from pipeline.dask_job import reconstructable_mining_job
-    from pipeline.definitions import all_assets
-    from pipeline.resources import BuildSettings
+    from pipeline.app.dask_job import reconstructable_mining_job
+    from pipeline.app.definitions import all_assets
+    from pipeline.orchestration.resources import BuildSettings
 
     ds = _datasets(tmp_path / "ds")
     names = M.shards(ds)

@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-LOCATION = "pipeline.definitions"
+LOCATION = "pipeline.app.definitions"
 JOB = "build_dataset"
 START_TIMEOUT = 240
 RUN_TIMEOUT = 1500  # when run alone the cache is cold: the smoke build embeds its rows with every model
@@ -183,7 +183,7 @@ def test_a_maintainer_builds_the_smoke_dataset_in_one_run_from_the_ui(tmp_path, 
     env = {**os.environ, "DAGSTER_HOME": str(home), "CACHEEVAL_CACHE_DIR": str(cache),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     with open(log, "wb") as fh:  # the same command as `cacheeval ui --port PORT`
-        ui = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "ui", "--port", str(port)], cwd=tmp_path,
+        ui = subprocess.Popen([sys.executable, "-m", "pipeline.app.cli", "ui", "--port", str(port)], cwd=tmp_path,
                               env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     started: dict[int, str] = {}  # every process of the UI seen, by pid and start time
     try:
@@ -279,7 +279,7 @@ def _check_run(driver, base: str, run_id: str, out: Path, shots: Path, note_proc
     from selenium.webdriver.common.by import By
 
     from domains import domain_names
-    from pipeline.definitions import all_checks
+    from pipeline.app.definitions import all_checks
 
     t0 = time.monotonic()
     driver.get("about:blank")  # the live run page re-renders every log line: spare the CPU while waiting

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.harness import load_bench
 from pipeline.harness.jsonl import MAX_DEPTH
 from pipeline.harness.load import MAX_SHOWN, BenchmarkInvalid

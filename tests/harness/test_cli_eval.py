@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH = str(DATA / "bench.jsonl")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.core.errors import InputError
 from pipeline.harness.compare import compare_reports, mcnemar_exact
 

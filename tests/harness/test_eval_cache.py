@@ -139,7 +139,7 @@ def test_an_entry_moved_under_another_key_is_never_served(tmp_path, toy, bench, 
 
 
 def test_an_f1_edited_by_hand_is_rescored_by_the_cli_and_overwritten(tmp_path, monkeypatch, capsys):
-    from pipeline.cli import main
+    from pipeline.app.cli import main
 
     monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "evalcache"))
     bench = str(Path(__file__).resolve().parents[1] / "data" / "bench.jsonl")
@@ -309,7 +309,7 @@ def _eval(src: Path, bench: Path, cache_dir: Path, *extra: str) -> subprocess.Co
     """`cacheeval eval` in a fresh interpreter, as a user re-running it after an edit."""
     env = {**os.environ, "CACHEEVAL_EVAL_CACHE_DIR": str(cache_dir), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": str(ROOT)}  # this checkout's pipeline, whatever the install points at
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", "eval", "--bench", str(bench),
+    return subprocess.run([sys.executable, "-m", "pipeline.app.cli", "eval", "--bench", str(bench),
                            "--cache-module", str(src / "mycache.py"), *extra],
                           cwd=src, env=env, capture_output=True, text=True, timeout=120)
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from harness_doubles import gptcache_confidence, gptcache_hits, gptcache_rank, pair
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.harness import evaluate
-from pipeline.harness.references.gptcache_store import GPTCacheStore
+from pipeline.references.gptcache_store import GPTCacheStore
 from pipeline.harness.stateful import ProtocolRun, Request
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]

@@ -49,7 +49,7 @@ def spy(libname, prompt=True, package=None):
     return _check(libname, prompt, package)
 gu._check_library = spy
 from pipeline.harness import evaluate, load_bench
-from pipeline.harness.references.gptcache_store import GPTCacheStore
+from pipeline.references.gptcache_store import GPTCacheStore
 from pipeline.harness.stateful import ProtocolRun
 rows = load_bench(sys.argv[1])
 results = {}
@@ -101,9 +101,9 @@ def test_gptcache_never_calls_pip_nor_the_network(tmp_path):
 def test_the_result_cache_key_names_weights_threshold_protocol_and_reference(tmp_path):
     from argparse import Namespace
 
-    from pipeline.cli.scoring import choose_cache
+    from pipeline.app.cli.scoring import choose_cache
     from pipeline.harness.cache import EvalCache
-    from pipeline.stages.embedders import load_embedders_config, weights_sha256
+    from pipeline.services.embedders import load_embedders_config, weights_sha256
 
     bench = tmp_path / "bench.jsonl"
     bench.write_text(json.dumps(pair(1, "HIT", "q", "q").to_dict()) + "\n", encoding="utf-8")
@@ -121,4 +121,4 @@ def test_the_result_cache_key_names_weights_threshold_protocol_and_reference(tmp
     assert impl["gptcache-mpnet@0.80"]["model_snapshot"]["sha256"] == weights_sha256(specs["mpnet_base"])
     assert impl["gptcache-minilm@0.85"]["settings"]["similarity_threshold"] == 0.85
     assert impl["gptcache-minilm@0.80"]["settings"]["versions"]["gptcache"] == "0.1.44"
-    assert impl["gptcache-minilm@0.80"]["class"] == "pipeline.harness.references.gptcache_store.GPTCacheStore"
+    assert impl["gptcache-minilm@0.80"]["class"] == "pipeline.references.gptcache_store.GPTCacheStore"

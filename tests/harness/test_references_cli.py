@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness_doubles import pair
-from pipeline.cli import main
-from pipeline.harness.references import REFERENCES, ReferenceSpec
+from pipeline.app.cli import main
+from pipeline.references import REFERENCES, ReferenceSpec
 
 DOUBLES = str(Path(__file__).resolve().parents[1] / "harness_doubles.py")
 
@@ -46,8 +46,8 @@ def test_references_lists_every_reference_and_what_it_is(capsys):
     assert main(["references", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     kinds = {r["name"]: (r["kind"], r["builder"]) for r in data["references"]}
-    assert kinds["verified"] == ("pair", "pipeline.harness.references.verified:build")
-    assert kinds["gptcache-mpnet@0.80"] == ("store/lookup", "pipeline.harness.references.gptcache_store:build")
+    assert kinds["verified"] == ("pair", "pipeline.references.verified:build")
+    assert kinds["gptcache-mpnet@0.80"] == ("store/lookup", "pipeline.references.gptcache_store:build")
 
 
 def test_unknown_reference_is_one_line(bench, capsys):
@@ -60,15 +60,15 @@ def test_unknown_reference_is_one_line(bench, capsys):
 
 
 def test_a_reference_whose_module_is_absent_is_listed_and_fails_in_one_line(bench, capsys, monkeypatch):
-    ghost = ReferenceSpec("ghost", "not written yet", "pipeline.harness.references.not_here:build", "pair")
+    ghost = ReferenceSpec("ghost", "not written yet", "pipeline.references.not_here:build", "pair")
     monkeypatch.setitem(REFERENCES._items, "ghost", ghost)
     assert main(["references"]) == 0
-    assert "[unavailable: its module pipeline.harness.references.not_here is not in this checkout]" in \
+    assert "[unavailable: its module pipeline.references.not_here is not in this checkout]" in \
         capsys.readouterr().out
     code = main(["eval", "--bench", bench, "--reference", "ghost"])
     assert code == 1
     assert capsys.readouterr().err == (
-        "error: --reference ghost: cannot be built here (its module pipeline.harness.references.not_here is not "
+        "error: --reference ghost: cannot be built here (its module pipeline.references.not_here is not "
         "in this checkout). Install the pinned requirements (bash .ci/install), or choose another "
         "(cacheeval references)\n")
 

@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.harness import Row, Verdict
 from pipeline.harness.interface import ROW_FIELDS
-from pipeline.harness.references import verified as V
-from pipeline.harness.references import verified_features as vf
+from pipeline.references import verified as V
+from pipeline.references import verified_features as vf
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "outputs" / "cachebench.jsonl"

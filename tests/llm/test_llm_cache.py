@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from llm_doubles import MSGS, T0, CountingProvider, FakeClock, run_two_writers
-from pipeline import cli
+from pipeline.app import cli
 from pipeline.core.errors import InputError
 from pipeline.core.hashing import canonical_json
-from pipeline.llm.cached_provider import CachedProvider, LLMError, ReplayMissError
-from pipeline.llm.keys import NOCACHE_MARKER, build_request, make_entry, request_key
-from pipeline.llm.stores import SQLiteStore
-from pipeline.llm.providers import (
+from pipeline.services.llm.cached_provider import CachedProvider, LLMError, ReplayMissError
+from pipeline.services.llm.keys import NOCACHE_MARKER, build_request, make_entry, request_key
+from pipeline.services.llm.stores import SQLiteStore
+from pipeline.services.llm.providers import (
     LlamaCppProvider, OpenAICompatibleProvider, gguf_identity, load_llm_config,
 )
 
@@ -334,7 +334,7 @@ def _replay_request(entry) -> dict:
 
 
 def test_replayed_responses_are_checked_like_any_stored_one(tmp_path, capsys):
-    from pipeline.llm.replay import REPLAY_FILE, load_entries, replay_llm
+    from pipeline.services.llm.replay import REPLAY_FILE, load_entries, replay_llm
 
     private = tmp_path / "llm_replay.jsonl"  # a copy: the process's replay store of the real file stays clean
     private.write_bytes(REPLAY_FILE.read_bytes())
@@ -353,7 +353,7 @@ def test_replayed_responses_are_checked_like_any_stored_one(tmp_path, capsys):
 
 REPLAY_SCRIPT = """
 import sys
-from pipeline.llm.replay import REPLAY_FILE, load_entries, replay_llm
+from pipeline.services.llm.replay import REPLAY_FILE, load_entries, replay_llm
 import json
 llm = replay_llm()
 entry = next(e for e in load_entries() if e.model == llm.model_snapshot)   # the configured model's
@@ -524,7 +524,7 @@ def test_llm_config_loads_and_rejects_unknown_keys(tmp_path):
 
 
 def test_open_llm_resolves_the_provider_once_and_honours_the_mode(tmp_path, monkeypatch):
-    from pipeline.llm.providers import open_llm
+    from pipeline.services.llm.providers import open_llm
 
     config = tmp_path / "llm.yaml"
     pin = "gguf-sha256:" + "1" * 64

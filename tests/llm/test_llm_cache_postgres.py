@@ -7,9 +7,9 @@ import pytest
 
 from pipeline.core.hashing import canonical_json
 from pipeline.core.settings import TEST_PG_URL, TEST_REQUIRE_PG, env
-from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
-from pipeline.llm.keys import build_request, request_key
-from pipeline.llm.stores import PostgresStore
+from pipeline.services.llm.cached_provider import CachedProvider, ReplayMissError
+from pipeline.services.llm.keys import build_request, request_key
+from pipeline.services.llm.stores import PostgresStore
 from llm_doubles import MSGS, CountingProvider, FakeClock, run_two_writers
 
 URL = env(TEST_PG_URL)

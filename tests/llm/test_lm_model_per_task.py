@@ -11,11 +11,11 @@ import pytest
 from domains.base import GenContext, LMItem
 from domains.lm import generate as lm, section_llm
 from pipeline.core.errors import InputError
-from pipeline.llm.cached_provider import ReplayMissError
-from pipeline.llm.providers import LlamaCppProvider, open_llm
-from pipeline.llm.replay import dump_entries, load_entries, replay_store, store_entries
+from pipeline.services.llm.cached_provider import ReplayMissError
+from pipeline.services.llm.providers import LlamaCppProvider, open_llm
+from pipeline.services.llm.replay import dump_entries, load_entries, replay_store, store_entries
 from llm_doubles import stand_in_spec
-from pipeline.llm.stores import SQLiteStore
+from pipeline.services.llm.stores import SQLiteStore
 
 SMALL, CODER = "gguf-sha256:" + "a" * 64, "gguf-sha256:" + "b" * 64
 ITEM = LMItem(group="kenya.capital", spread_key="capital",
@@ -115,7 +115,7 @@ def test_an_unknown_section_provider_names_the_section(tmp_path):
 
 def test_every_committed_lm_row_names_the_model_its_response_came_from():
     from pipeline.core.paths import PROJECT_ROOT
-    from pipeline.llm.providers import load_llm_config
+    from pipeline.services.llm.providers import load_llm_config
 
     bench = PROJECT_ROOT / "outputs" / "cachebench.jsonl"
     upstreams = {f"lm:{p['upstream']}": p["snapshot"] for p in load_llm_config().providers.values()

@@ -14,9 +14,9 @@ from domains.base import GenContext, LMItem
 from domains.lm import generate as lm
 from domains.lm.rules import Seed, paraphrase_problem
 from pipeline.core.errors import InputError
-from pipeline.llm.cached_provider import CachedProvider, ReplayMissError
-from pipeline.llm.stores import SQLiteStore
-from pipeline.llm.replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
+from pipeline.services.llm.cached_provider import CachedProvider, ReplayMissError
+from pipeline.services.llm.stores import SQLiteStore
+from pipeline.services.llm.replay import REPLAY_FILE, dump_entries, export_store, import_entries, load_entries, replay_llm
 from pipeline.core.paths import PROJECT_ROOT
 from llm_doubles import stand_in_spec
 
@@ -97,7 +97,7 @@ import sys, hashlib, json
 sys.modules['llama_cpp'] = None          # importing it now raises ImportError
 from domains import all_domains
 from domains.base import GenContext
-from pipeline.resources import BuildSettings
+from pipeline.orchestration.resources import BuildSettings
 llm = BuildSettings().llm()
 out = {}
 for spec in [s for s in all_domains() if s.lm is not None]:
@@ -261,7 +261,7 @@ def test_the_generation_asset_records_each_lm_tasks_yield_as_metadata(monkeypatc
     from dagster import build_asset_context
 
     from assets.generation import candidate_rows
-    from pipeline.resources import BuildSettings
+    from pipeline.orchestration.resources import BuildSettings
     from pipeline.stages.values import MinedPairs
 
     monkeypatch.setenv("CACHEEVAL_LLM_CACHE_MODE", "replay")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.core.errors import InputError
-from pipeline.llm.models import fetch, gguf_path
-from pipeline.llm.providers import load_llm_config
+from pipeline.services.llm.models import fetch, gguf_path
+from pipeline.services.llm.providers import load_llm_config
 
 VERSION = "0.9.0"
 
@@ -202,7 +202,7 @@ def test_the_six_real_parts_join_to_the_pinned_qwen_snapshot(tmp_path, capsys):
 @needs_parts
 @pytest.mark.parametrize("model", ["smollm2", "qwen_coder"])
 def test_each_local_model_loads_and_answers_through_the_provider(model, tmp_path):
-    from pipeline.llm.providers import open_llm
+    from pipeline.services.llm.providers import open_llm
 
     root = tmp_path / "cache"
     if model == "qwen_coder":

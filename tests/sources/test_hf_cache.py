@@ -136,7 +136,7 @@ def test_a_file_in_place_of_the_cache_root_is_moved_aside(corpora, tmp_path, cap
 def test_the_build_reads_its_corpora_into_the_cache_dir_it_is_given(corpora, tmp_path, monkeypatch):
     # `cacheeval build --cache-dir C` checks the corpora before Dagster starts: their datasets cache
     # goes to C too, never to $CACHEEVAL_CACHE_DIR. A broken corpus read last stops the build there.
-    from pipeline.cli.materialize import run_build
+    from pipeline.app.cli.materialize import run_build
     from pipeline.core.errors import InputError
 
     shutil.copytree(FIXTURES / "triviaqa", corpora / "triviaqa")  # read after the five corpora above

@@ -12,7 +12,7 @@ from typing import Callable
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.core.paths import FIXTURES
 
 LINE = re.compile(r"^error: (?P<file>[^\n:]+):(?P<where>line \d+|record [^:]+|file): (?P<problem>[^\n]+)\. (?P<fix>[^\n]+)\.$")

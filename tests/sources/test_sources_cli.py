@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 from pipeline.core.paths import FIXTURES, PROJECT_ROOT
 from sources.registry import LOADERS
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
-from pipeline.stages.embedders import EmbedderSpec
+from pipeline.services.embed_cache import EmbeddingCache, embed_texts
+from pipeline.services.embedders import EmbedderSpec
 
 
 def fake_loader(calls):
@@ -73,7 +73,7 @@ def test_a_vector_overwritten_in_place_is_recomputed(tmp_path, overwrite, capsys
 def test_real_embedder_vectors_do_not_depend_on_batch_mates(name, tmp_path):
     # Warm and cold caches must give the same bytes: a text's vector may not depend on which
     # other texts were embedded with it.
-    from pipeline.stages.embedders import load_embedders_config, load_encoder
+    from pipeline.services.embedders import load_embedders_config, load_encoder
 
     enc = load_encoder(load_embedders_config().specs[name], tmp_path)
     together = enc(["Solve x + 2 = 8", "A much longer request about sorting a list of integers in Python, please."])

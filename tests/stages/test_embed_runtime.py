@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pipeline.core.errors import InputError
-from pipeline.stages import embed_cache, embed_pool, onnx_runtime
-from pipeline.stages.embed_cache import EmbeddingCache, embed_many, embed_texts
-from pipeline.stages.embedders import EmbedderSpec, load_embedders_config
+from pipeline.services import embed_cache, embed_pool, onnx_runtime
+from pipeline.services.embed_cache import EmbeddingCache, embed_many, embed_texts
+from pipeline.services.embedders import EmbedderSpec, load_embedders_config
 
 TEXTS = ["Solve x + 2 = 8", "Solve a + 2 = 8", "Wie spät ist es in Tokio?", "", "def f(x):\n    return x ** 2  # square",
          "naïve café — “quotes” and emoji 🙂", "word " * 400]
@@ -85,7 +85,7 @@ def test_onnx_minilm_matches_sentence_transformers(tmp_path):
     # same tokens (truncation at the model's max_seq_length included).
     from sentence_transformers import SentenceTransformer
 
-    from pipeline.stages.embedders import load_encoder, model_folder
+    from pipeline.services.embedders import load_encoder, model_folder
 
     spec = load_embedders_config().specs["minilm_l6"]
     assert spec.options["runtime"] == "onnx"
@@ -101,7 +101,7 @@ def test_onnx_minilm_matches_sentence_transformers(tmp_path):
 def test_a_vector_never_depends_on_its_batch_mates(tmp_path):
     # The ONNX runner embeds many texts per run; with its fixed batch shape a text gets the same
     # bits alone, first or last among others of its width, or among texts of other widths.
-    from pipeline.stages.embedders import load_encoder
+    from pipeline.services.embedders import load_encoder
 
     encode = load_encoder(load_embedders_config().specs["minilm_l6"], tmp_path)
     texts = TEXTS + [f"request number {i} about the weather in city {i}" for i in range(13)]
@@ -134,7 +134,7 @@ def test_an_unpacked_model_is_checked_and_extracted_again(tmp_path, monkeypatch,
     import shutil
     import zipfile
 
-    from pipeline.stages import embedders
+    from pipeline.services import embedders
 
     site = tmp_path / "site"
     site.mkdir()

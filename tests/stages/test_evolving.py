@@ -11,8 +11,8 @@ from domains import domain_names
 from domains.base import Candidate, Provenance
 from pipeline.core.config import ConfigError
 from pipeline.core.errors import InputError
-from pipeline.stages import evolving as ev
-from pipeline.stages import evolving_checks as checks
+from pipeline.evolving import slicing as ev
+from pipeline.evolving import checks
 
 CFG = ev.EvolvingConfig(start="2026-Q1", rows=50, max_domain_share=0.2, candidates_per_domain=300, target="verified")
 
@@ -21,7 +21,7 @@ def test_the_schedule_tick_on_2027_01_01_requests_the_2027_q1_partition():
     from dagster import build_schedule_context
 
     from assets.evolving import QUARTER_TAG
-    from pipeline.definitions import defs
+    from pipeline.app.definitions import defs
 
     schedule = defs.get_repository_def().get_schedule_def("quarterly_adversarial_slice")
     assert schedule.cron_schedule == "0 0 1 1,4,7,10 *"
@@ -46,7 +46,7 @@ def test_quarter_partitions_start_at_the_configured_quarter_and_read_as_quarters
 
 
 def test_the_evolving_job_is_not_part_of_the_build():
-    from pipeline.definitions import build_dataset, defs, unbuilt
+    from pipeline.app.definitions import build_dataset, defs, unbuilt
 
     graph = defs.resolve_asset_graph()
     assert unbuilt() == []
@@ -154,7 +154,7 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(tmp_path):
 
 
 def test_evolve_refuses_a_quarter_that_is_no_partition_in_one_line(capsys):
-    from pipeline.cli import main
+    from pipeline.app.cli import main
 
     assert main(["evolve", "--quarter", "2026-13"]) == 1
     assert capsys.readouterr().err.strip() == "error: --quarter '2026-13': not a quarter. Write YYYY-QN, e.g. 2026-Q4"
@@ -168,7 +168,7 @@ def test_the_slice_is_seeded_from_the_targets_behaviour_not_from_where_its_code_
     # hash differs (provenance), the behaviour key that seeds the slice's order does not.
     import importlib
 
-    from pipeline.stages.evolving_scoring import identity_of
+    from pipeline.evolving.scoring import identity_of
 
     body = "MODEL_SNAPSHOT = 'm@1'\nSETTINGS = {'threshold': 0.8}\n\nclass C:\n    model_snapshot = MODEL_SNAPSHOT\n" \
            "    settings = SETTINGS\n\n    def __call__(self, row):\n        return None\n"

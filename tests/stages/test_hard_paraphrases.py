@@ -52,8 +52,8 @@ def test_real_minilm_finds_the_issue_examples_hard_and_a_surface_variant_easy(tm
     """The measure on a tiny set embedded by the project's own embedding code: the issue's examples
     of real paraphrases fall below 0.75, a surface variant does not."""
     from pipeline.core import settings
-    from pipeline.stages.embed_cache import EmbeddingCache, embed_many
-    from pipeline.stages.embedders import load_embedders_config
+    from pipeline.services.embed_cache import EmbeddingCache, embed_many
+    from pipeline.services.embedders import load_embedders_config
 
     pairs = [("Where is my order?", "Can you tell me where my parcel is?"),
              ("How much does delivery cost?", "What are your shipping fees?"),

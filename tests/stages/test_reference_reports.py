@@ -12,7 +12,7 @@ from pipeline.core.config import load_profiles
 from pipeline.harness import evaluate, load_bench
 from pipeline.harness.baselines import get_baseline
 from pipeline.harness.sweep import grid_sweep
-from pipeline.stages import reference_reports as R
+from pipeline.references import reports as R
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tests" / "data" / "bench.jsonl"

@@ -9,7 +9,7 @@ estimated Jaccard (ties by index) are kept. One substituted token in a 10-token 
 Jaccard 16/22 = 0.73 over these shingles. Near-linear: every text is hashed and queried once;
 a bucket's size bounds a query.
 
-Semantic: MiniLM vectors through the content-addressed embedding cache (pipeline.stages.embed_cache:
+Semantic: MiniLM vectors through the content-addressed embedding cache (pipeline.services.embed_cache:
 batches of a fixed shape, so a vector never depends on which other texts were embedded with it or
 on whether it came from the cache), one usearch index with fixed parameters and single-threaded
 insertion, neighbours post-sorted, cosines rounded to 4 decimals before the threshold: the same
@@ -87,8 +87,8 @@ def default_cache_dir() -> Path:
 def embed(texts: list[str], cache_dir: Path | None = None) -> Any:
     """MiniLM vectors (L2-normalised float32) for `texts`, through the content-addressed cache."""
     from pipeline.core import settings
-    from pipeline.stages.embed_cache import EmbeddingCache, embed_texts
-    from pipeline.stages.embedders import load_embedders_config
+    from pipeline.services.embed_cache import EmbeddingCache, embed_texts
+    from pipeline.services.embedders import load_embedders_config
 
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     spec = load_embedders_config().specs[EMBEDDER]

@@ -1,7 +1,7 @@
 """The deterministic labelling rules of real-traffic pairs (no model, no corpus statistics).
 
 `classify(a, b)` is the single-turn rule set (also a feature of the reference verified cache,
-pipeline/harness/references/verified_features.py, so its outputs are frozen: a new rule goes into
+pipeline/references/verified_features.py, so its outputs are frozen: a new rule goes into
 `decide`). On word tokens after NFKC + casefold, sentence punctuation . , ! ? ; : dropped,
 operators and quotes kept:
 - same tokens (the prompts differ only in case, spacing or sentence punctuation) -> EQUIV;

@@ -1,0 +1,108 @@
+"""`cacheeval build` and `cacheeval check`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pipeline.core.errors import BuildError
+
+EXAMPLES = """examples:
+  cacheeval build                              # the embedded default (v1.1) into outputs/
+  cacheeval build --profile smoke --out /tmp/b # 250 rows, elsewhere
+  cacheeval build --datasets-dir ../shared/datasets --out /tmp/corpora
+"""
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--datasets-dir", type=Path, default=None,
+                   help="folder of upstream corpora (default: $CACHEEVAL_DATASETS_DIR; none = embedded default)")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="root of every cache: embeddings, LLM responses, sandbox verdicts, unpacked models "
+                        "(default: $CACHEEVAL_CACHE_DIR or .cache/cacheeval)")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXAMPLES
+    p.add_argument("--profile", default="v1.1", help="sampling profile from configs/sampling.yaml (default v1.1)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: the project's outputs/)")
+    p.add_argument("--commercial-only", action="store_true",
+                   help="drop rows from corpora whose licence forbids commercial use (QQP, MRPC, ShareGPT, ...)")
+    _common(p)
+
+
+def configure_check(p: argparse.ArgumentParser) -> None:
+    p.epilog = "Rebuilds the profile named in <outputs>/manifest.json into a temporary folder and compares every file."
+    p.add_argument("--outputs", type=Path, default=None, help="the committed outputs folder (default: outputs/)")
+    _common(p)
+
+
+def _datasets(args) -> Path | None:
+    d = args.datasets_dir or (Path(os.environ["CACHEEVAL_DATASETS_DIR"]) if os.environ.get("CACHEEVAL_DATASETS_DIR") else None)
+    if d is not None and not d.is_dir():
+        raise BuildError(f"{d}: datasets dir not found. Pass an existing folder to --datasets-dir")
+    return d
+
+
+def run(args) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    if args._command == "check":
+        return _check(args)
+    from pipeline.app.cli.materialize import run_build
+
+    t0 = time.perf_counter()
+    res = run_build(args.profile, args.out, _datasets(args), args.cache_dir, progress=lambda s: print(s, file=sys.stderr),
+                    commercial_only=args.commercial_only)
+    print(f"built profile {res.profile}: {sum(res.cells.values())} rows into {res.out_dir} in {time.perf_counter() - t0:.1f}s")
+    print(f"kappa (ensemble vs held-out): {res.kappa:.3f}" if res.kappa is not None else "kappa: n/a")
+    print("rows per cell:")
+    by_domain: dict[str, list[str]] = {}
+    for cell, n in res.cells.items():
+        d, lab = cell.split("/")
+        by_domain.setdefault(d, []).append(f"{lab} {n}")
+    for d, cells in by_domain.items():
+        print(f"  {d:15s} " + " · ".join(cells))
+    if res.drops:
+        print("drops by reason:")
+        for reason, n in sorted(res.drops.items(), key=lambda kv: (-kv[1], kv[0]))[:25]:
+            print(f"  {n:6d}  {reason}")
+    print("time per stage (s):")
+    stages: dict[str, float] = {}
+    for step, s in res.stage_seconds.items():
+        stages[step] = stages.get(step, 0.0) + s
+    for step, s in sorted(stages.items(), key=lambda kv: -kv[1]):
+        print(f"  {s:7.1f}  {step}")
+    return 0
+
+
+def _check(args) -> int:
+    from pipeline.app.cli.materialize import compare_outputs, run_build
+    from pipeline.core.paths import OUTPUTS
+
+    committed = args.outputs or OUTPUTS
+    mpath = committed / "manifest.json"
+    if not mpath.is_file():
+        raise BuildError(f"{mpath}: no build manifest. Run `cacheeval build` first")
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    datasets = _datasets(args)
+    if manifest["inputs"].get("corpora") and datasets is None:
+        raise BuildError(f"{mpath}: the committed build used corpora {manifest['inputs']['corpora']}. Pass --datasets-dir")
+    with tempfile.TemporaryDirectory(prefix="cacheeval-check-") as tmp:
+        t0 = time.perf_counter()
+        run_build(manifest["profile"], Path(tmp), datasets, args.cache_dir, progress=lambda s: print(s, file=sys.stderr))
+        diffs = compare_outputs(committed, Path(tmp))
+    from pipeline.app.cli.evolve import check_slices  # the committed quarterly adversarial slices, rebuilt too
+    diffs += check_slices(committed / "evolving", args.cache_dir)
+    if diffs:
+        for d in diffs:
+            print(f"error: {committed / d.file}: {d.detail}. The committed outputs differ from a rebuild; "
+                  "rebuild with `cacheeval build` and commit, or find the non-determinism", file=sys.stderr)
+        return 1
+    print(f"ok: {len(manifest['outputs']) + 1} committed outputs of profile {manifest['profile']} are "
+          f"byte-identical to a rebuild ({time.perf_counter() - t0:.1f}s)")
+    return 0

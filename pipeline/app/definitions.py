@@ -1,0 +1,72 @@
+"""The one Dagster `Definitions` of CacheEval (loaded by workspace.yaml), and the build's jobs.
+
+Assets come from one module per stage, each module its own group (assets/groups.py). A build runs
+BUILD_JOBS in order, the same in the UI as in `cacheeval build`: the sources (mined real traffic,
+the input manifest), then each domain partition of generation and verification, then selection,
+difficulty, assembly, evaluation (the reference caches scored on the result),
+publication (the Hugging Face dataset) and the manifest. The jobs select whole groups, so a new asset is built with its group;
+`unbuilt` names any asset no job selects (a new group), and the build refuses to start then.
+
+The quarterly adversarial slice (group `evolving`, partitioned by quarter, assets/evolving.py) is no
+part of the build: `evolving_job` runs it, on its schedule `quarterly_adversarial_slice` or by hand
+(`cacheeval evolve --quarter 2026-Q4`).
+
+In the UI the dataset is built by one job, `build_dataset` (pipeline/app/ui_job.py): every asset in one
+in-process run over all domain partitions, its launch config naming the profile and output folder.
+"""
+from __future__ import annotations
+
+from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, in_process_executor,
+                     load_asset_checks_from_modules, load_assets_from_modules)
+
+from assets import (assembly, difficulty, evaluation, evolving, generation, manifest, publication, selection, sources,
+                    verification)
+from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, EVOLVING, GENERATION, MANIFEST, PUBLICATION, SELECTION,
+                           SOURCES, VERIFICATION)
+from pipeline.app.dask_job import mining_dask_job
+from pipeline.orchestration.partitions import PartitionedFilesystemIOManager
+from pipeline.orchestration.resources import BuildSettings, EvolveSettings
+from pipeline.app.ui_job import DEFAULT_OUT_DIR, UI_JOB_NAME, ui_job_kwargs
+
+ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
+
+all_assets = load_assets_from_modules(ASSET_MODULES)
+all_checks = load_asset_checks_from_modules(ASSET_MODULES)
+evolving_assets = load_assets_from_modules([evolving])
+evolving_checks = load_asset_checks_from_modules([evolving])
+
+sources_job = define_asset_job(
+    "sources_job", AssetSelection.groups(SOURCES),
+    description="What the datasets dir holds, and the pairs mined from its real traffic (one step per shard).")
+domain_job = define_asset_job(  # partitioned by domain: the partitions definition is inferred
+    "domain_job", AssetSelection.groups(GENERATION, VERIFICATION),
+    description="One domain: its candidates generated and verified.")
+outputs_job = define_asset_job(
+    "outputs_job", AssetSelection.groups(SELECTION, DIFFICULTY, ASSEMBLY, EVALUATION, PUBLICATION, MANIFEST),
+    description="Every domain's verified rows selected, scored for difficulty, written to outputs/ and the "
+                "reference caches scored on them.")
+BUILD_JOBS = (sources_job, domain_job, outputs_job)
+
+# The UI's one way to build the dataset: every asset and check in one in-process run over all domains.
+build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all() - AssetSelection.groups(EVOLVING),
+                                 executor_def=in_process_executor, **ui_job_kwargs())
+OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
+
+defs = Definitions(
+    assets=[*all_assets, *evolving_assets],
+    asset_checks=[*all_checks, *evolving_checks],
+    jobs=[build_dataset, *BUILD_JOBS, *OTHER_JOBS, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
+    schedules=[evolving.quarterly_slice],
+    # Runs launched from the UI write into build/ui-outputs/ unless their launch config says otherwise;
+    # `cacheeval build` passes its own settings (outputs/ by default).
+    resources={"build": BuildSettings(out_dir=DEFAULT_OUT_DIR), "evolve": EvolveSettings(),
+               "io_manager": PartitionedFilesystemIOManager()},
+)
+
+
+def unbuilt(definitions: Definitions | None = None) -> list[AssetKey]:
+    """Assets of `definitions` (default: `defs`) that no job of BUILD_JOBS (or OTHER_JOBS, which run
+    them apart from the build) selects: a build would silently skip them."""
+    graph = (definitions or defs).resolve_asset_graph()
+    selected = set().union(*(job.selection.resolve(graph) for job in (*BUILD_JOBS, *OTHER_JOBS)))
+    return sorted(graph.get_all_asset_keys() - selected)

@@ -1,0 +1,236 @@
+"""The reference verified cache: a MiniLM recall gate, cheap structured and lexical features, and a
+gradient-boosted verifier. The strongest cache in the repository, and the one the quarterly
+adversarial slice attacks.
+
+    cache = build(Path("outputs/cachebench.jsonl"))   # trains on <bench dir>/splits/train.jsonl
+    verdict = cache(row)                               # Verdict(is_hit, confidence=P(HIT))
+
+- Features (verified_features.py): only what a cache sees on any traffic (query texts, system
+  prompts, earlier turns, offered tools); never the domain, subcategory, label, id, construction
+  method or source of a row.
+- Recall gate: a pair whose MiniLM cosine is below GATE is a MISS without asking the classifier
+  (and gets confidence 0): the verifier only judges pairs an embedding cache would retrieve.
+- Verifier: scikit-learn HistGradientBoostingClassifier (CLASSIFIER: one thread, no early stopping,
+  policy signals monotone non-increasing), trained on the train split only.
+- Threshold: chosen on the dev split, the lowest predicted probability at which dev FHR <= MAX_FHR
+  (so the highest recall the FHR budget allows).
+- Deterministic: embeddings are computed one text at a time through the project's embedding cache
+  (pipeline/services/embed_cache.py), cosines and probabilities are rounded to 6 decimals, the
+  classifier and the folds have fixed seeds. `model_snapshot` names the embedders' weight sha256s
+  and `settings` the threshold, feature version, classifier parameters and the sha256 of the train
+  and dev files, so the evaluation-result cache keys on all of them.
+
+Its full report (test split, 5-fold out of fold, transfer to a corpora build) is
+verified_report.py.
+Standard library at import; numpy, scikit-learn and the embedders load inside functions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from pipeline.core.errors import InputError
+from pipeline.harness.interface import Row, Verdict
+from pipeline.references import verified_features as vf
+
+NAME = "verified"
+VERSION = "1"
+EMBEDDERS = ("minilm_l6", "mpnet_base")        # names in configs/embedders.yaml: MiniLM first
+GATE = 0.30                                    # MiniLM cosine below this: MISS without the classifier
+MAX_FHR = 0.05
+FOLDS = 5
+SEED = 20251124
+# Histogram gradient boosting on one thread (the same model on any machine), no early stopping (no
+# random validation split); the policy signals may only lower P(HIT) (monotonic constraints).
+CLASSIFIER = {"kind": "HistGradientBoostingClassifier", "max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 15,
+              "min_samples_leaf": 5, "l2_regularization": 1.0, "early_stopping": False, "random_state": SEED,
+              "threads": 1, "non_increasing": list(vf.POLICY_FEATURES)}
+
+
+# ---- embeddings, through the project's embedding cache
+
+class Vectors:
+    """Text -> L2-normalised vector for the two embedders, from the embedding cache (a model loads
+    only when a text misses, and then once per process)."""
+
+    def __init__(self, cache_dir: str | Path | None = None, embedders: Sequence[str] = EMBEDDERS,
+                 embeddings_db: str | Path | None = None) -> None:
+        from pipeline.core import settings
+        from pipeline.services.embed_cache import EmbeddingCache
+        from pipeline.services.embedders import load_embedders_config, weights_sha256
+
+        cfg = load_embedders_config()
+        self.specs = [cfg.specs[name] for name in embedders]
+        self.cache_dir = settings.cache_root(cache_dir)
+        self.cache = EmbeddingCache(embeddings_db or settings.embeddings_db(self.cache_dir))
+        self.weights = {s.name: weights_sha256(s) for s in self.specs}
+        self._vecs: list[dict[str, Any]] = [{} for _ in self.specs]
+        self._encoders: dict[str, Callable] = {}
+
+    def _loader(self, spec, cache_dir):
+        from pipeline.services.embedders import load_encoder
+
+        if spec.name not in self._encoders:
+            self._encoders[spec.name] = load_encoder(spec, cache_dir)
+        return self._encoders[spec.name]
+
+    def prepare(self, per_model: Sequence[Sequence[str]]) -> None:
+        """Fetch (or compute) the vectors of these texts, one list per embedder."""
+        from pipeline.services.embed_cache import embed_texts
+
+        for i, (spec, texts) in enumerate(zip(self.specs, per_model)):
+            todo = sorted({t for t in texts if t not in self._vecs[i]})
+            if todo:
+                vecs, _ = embed_texts(spec, todo, self.cache, self.cache_dir, loader=self._loader)
+                self._vecs[i].update(zip(todo, vecs))
+
+    def get(self, i: int) -> Callable[[str], Any]:
+        def vec(text: str):
+            if text not in self._vecs[i]:
+                self.prepare([[text] if j == i else [] for j in range(len(self.specs))])
+            return self._vecs[i][text]
+        return vec
+
+    def snapshot(self) -> str:
+        from pipeline.services.embedders import runtime_key
+
+        return ";".join(f"{s.name}={s.upstream}@sha256:{self.weights[s.name]}[{runtime_key(s)}]" for s in self.specs)
+
+
+def featurize(rows: Sequence[Any], vectors: Vectors) -> list[list[float]]:
+    """Feature vectors of rows (Rows or dicts), embedding every needed text in one pass first."""
+    views = [vf.request_view(r) for r in rows]
+    first: set[str] = set()
+    second: set[str] = set()
+    for v in views:
+        a, b = vf.texts_to_embed(v)
+        first.update(a)
+        second.update(b)
+    vectors.prepare([sorted(first), sorted(second)])
+    m1, m2 = vectors.get(0), vectors.get(1)
+    return [vf.pair_features(v, m1, m2) for v in views]
+
+
+# ---- training and the threshold
+
+def _gold(rows: Sequence[Any]) -> list[int]:
+    return [int((r["binary_label"] if isinstance(r, Mapping) else r.binary_label) == "HIT") for r in rows]
+
+
+def fit(X: Sequence[Sequence[float]], y: Sequence[int]):
+    """The gradient-boosted verifier (CLASSIFIER) fitted on the rows of X that pass the recall gate."""
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_limits
+
+    params = {k: v for k, v in CLASSIFIER.items() if k not in ("kind", "threads", "non_increasing")}
+    down = set(CLASSIFIER["non_increasing"])
+    clf = HistGradientBoostingClassifier(**params, monotonic_cst=[-1 if n in down else 0 for n in vf.feature_names()])
+    Xa = np.asarray(X, dtype=np.float64)
+    keep = Xa[:, _gate_index()] >= GATE
+    with threadpool_limits(CLASSIFIER["threads"]):
+        clf.fit(Xa[keep], np.asarray(y)[keep])
+    return clf
+
+
+def _gate_index() -> int:
+    return vf.feature_names().index("cos_minilm")
+
+
+def scores(clf, X: Sequence[Sequence[float]]) -> list[float]:
+    """P(HIT) per row, rounded to 6 decimals; 0.0 for a row below the recall gate."""
+    import numpy as np
+
+    from threadpoolctl import threadpool_limits
+
+    Xa = np.asarray(X, dtype=np.float64)
+    if not len(Xa):
+        return []
+    with threadpool_limits(CLASSIFIER["threads"]):
+        p = clf.predict_proba(Xa)[:, 1]
+    gate = Xa[:, _gate_index()] >= GATE
+    return [round(float(x), 6) if g else 0.0 for x, g in zip(p, gate)]
+
+
+def choose_threshold(conf: Sequence[float], gold: Sequence[int], max_fhr: float = MAX_FHR) -> float:
+    """The lowest confidence t such that predicting HIT for confidence >= t keeps FHR <= max_fhr
+    (the highest recall within the budget). Above every confidence (never hit) when no t does."""
+    neg = sum(1 for g in gold if not g)
+    by_value: dict[float, list[int]] = {}
+    for c, g in zip(conf, gold):
+        by_value.setdefault(c, [0, 0])[0 if g else 1] += 1
+    best = max(conf, default=1.0) + 1e-6
+    fp = 0
+    for c in sorted(by_value, reverse=True):
+        fp += by_value[c][1]
+        if fp > max_fhr * neg:
+            break
+        best = c
+    return best
+
+
+# ---- the cache
+
+class VerifiedCache:
+    """Callable `row -> Verdict`: is_hit when P(HIT) >= threshold, confidence = P(HIT)."""
+
+    def __init__(self, clf, threshold: float, vectors: Vectors, data_sha256: Mapping[str, str]) -> None:
+        self.clf = clf
+        self.threshold = threshold
+        self.vectors = vectors
+        self.model_snapshot = vectors.snapshot()
+        self.settings = {
+            "name": NAME, "version": VERSION, "feature_version": vf.FEATURE_VERSION,
+            "n_features": len(vf.feature_names()), "embedders": list(EMBEDDERS), "gate_minilm_cosine": GATE,
+            "classifier": dict(CLASSIFIER), "threshold": threshold, "max_dev_fhr": MAX_FHR,
+            "trained_on": dict(data_sha256),
+        }
+
+    def confidence_many(self, rows: Sequence[Any]) -> list[float]:
+        return scores(self.clf, featurize(rows, self.vectors))
+
+    def __call__(self, row: Row) -> Verdict:
+        view = vf.request_view(row)
+        x = vf.pair_features(view, self.vectors.get(0), self.vectors.get(1))
+        p = scores(self.clf, [x])[0]
+        return Verdict(is_hit=p >= self.threshold, confidence=p, tier_used="programmatic")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def splits_dir(bench_path: Path) -> Path:
+    """The folder holding train.jsonl and dev.jsonl for a benchmark file: <bench dir>/splits/ for
+    cachebench.jsonl, or the bench's own folder when the bench is a split (splits/test.jsonl), or
+    <bench dir>/../splits/ for a quarterly adversarial slice (outputs/evolving/2026-Q4.jsonl).
+    InputError naming what is missing otherwise."""
+    bench_path = Path(bench_path)
+    # the last: outputs/evolving/<quarter>.jsonl, a quarterly slice, is scored by the main benchmark's verified cache
+    for folder in (bench_path.parent / "splits", bench_path.parent, bench_path.parent.parent / "splits"):
+        if (folder / "train.jsonl").is_file() and (folder / "dev.jsonl").is_file():
+            return folder
+    raise InputError(f"--reference verified: no train.jsonl and dev.jsonl beside {bench_path} or in "
+                     f"{bench_path.parent / 'splits'}; the verified cache trains on them. Score a built benchmark "
+                     "(outputs/cachebench.jsonl or outputs/splits/test.jsonl)")
+
+
+def build(bench_path: Path, cache_dir: str | Path | None = None) -> VerifiedCache:
+    """Train on the benchmark's train.jsonl, choose the threshold on dev.jsonl (see splits_dir)."""
+    splits = splits_dir(bench_path)
+    train, dev = read_jsonl(splits / "train.jsonl"), read_jsonl(splits / "dev.jsonl")
+    vectors = Vectors(cache_dir)
+    clf = fit(featurize(train, vectors), _gold(train))
+    dev_conf = scores(clf, featurize(dev, vectors))
+    threshold = choose_threshold(dev_conf, _gold(dev))
+    data = {"train.jsonl": _sha256(splits / "train.jsonl"), "dev.jsonl": _sha256(splits / "dev.jsonl")}
+    cache = VerifiedCache(clf, threshold, vectors, data)
+    cache.dev_confidence = dev_conf  # kept for the report
+    return cache
