@@ -278,10 +278,22 @@ def input_manifest(datasets) -> dict:
 
 
 def config_hash() -> str:
+    """The sha256 of every file of configs/ as read: a YAML or JSON file by its parsed value (a
+    comment or a re-indentation changes no build, so it changes no manifest), any other by its bytes."""
+    import json
+
+    import yaml
+
     h = hashlib.sha256()
     for p in sorted(CONFIGS.glob("*")):
-        if p.is_file():
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        if not p.is_file():
+            continue
+        raw = p.read_bytes()
+        if p.suffix in (".yaml", ".yml"):
+            raw = canonical_json(yaml.safe_load(raw.decode("utf-8"))).encode("utf-8")
+        elif p.suffix == ".json":
+            raw = canonical_json(json.loads(raw.decode("utf-8"))).encode("utf-8")
+        h.update(p.name.encode() + b"\0" + raw + b"\0")
     return h.hexdigest()
 
 
