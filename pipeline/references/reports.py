@@ -79,7 +79,7 @@ def _run_all(tasks: Sequence[tuple[str, str]], bench: Path, use_cache: bool) -> 
     """Every task's result, by task. The runs are independent (each its own GPTCache store or its
     own trained cache), so they are spread over the embedding workers' count of spawned processes
     (one thread each); a result does not depend on which process ran it or when."""
-    from pipeline.services.embed_pool import _single_thread, workers
+    from pipeline.services.embed_pool import single_thread, workers
 
     n = min(workers(), len(tasks))
     if n <= 1:
@@ -88,7 +88,7 @@ def _run_all(tasks: Sequence[tuple[str, str]], bench: Path, use_cache: bool) -> 
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("spawn")  # never fork a process holding Dagster's threads
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_single_thread) as pool:
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=single_thread) as pool:
         futures = {t: pool.submit(_run, t, str(bench), use_cache) for t in tasks}
         return {t: f.result() for t, f in futures.items()}
 

@@ -42,7 +42,8 @@ def workers() -> int:
     return n
 
 
-def _single_thread() -> None:
+def single_thread() -> None:
+    """Initializer of a spawned worker process: one thread for OpenMP, MKL, OpenBLAS and the tokenizers."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM"):
         os.environ[var] = "false" if var == "TOKENIZERS_PARALLELISM" else "1"
 
@@ -127,7 +128,7 @@ def encode_all(jobs: Sequence[tuple[EmbedderSpec, list[str]]], cache_dir: Path,
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     ctx = multiprocessing.get_context("spawn")  # never fork a process holding Dagster's or torch's threads
-    with ProcessPoolExecutor(max_workers=min(n_workers, len(chunks)), mp_context=ctx, initializer=_single_thread) as pool:
+    with ProcessPoolExecutor(max_workers=min(n_workers, len(chunks)), mp_context=ctx, initializer=single_thread) as pool:
         pending = {pool.submit(_encode, spec, str(cache_dir), texts): (spec, texts) for spec, texts in chunks}
         try:
             while pending:
