@@ -27,7 +27,8 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings,
     names = [*cfg.members, cfg.held_out]
     cache = EmbeddingCache(build.caches / "embeddings.sqlite")
     try:  # every embedder's misses at once, over every core (pipeline/services/embed_pool.py)
-        vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches, progress=context.log.info)
+        vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches, progress=context.log.info,
+                                   workers=build.settings.workers)
     finally:
         cache.close()
     sims, snapshots = {}, {}

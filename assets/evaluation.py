@@ -19,7 +19,7 @@ def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> 
     if not load_profile(build.profile).reference_caches:
         return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false",
                                     **show.files_written(build.outputs, {}, build.profile)})
-    result = score_references(build.outputs / out.BENCH, domain_names())
+    result = score_references(build.outputs / out.BENCH, domain_names(), resolved=build.settings)
     written = out.write_files(build.outputs, reference_files(result))
     headline = {r["configuration"]: {k: (None if r[k] is None else round(r[k], 4))
                                       for k in ("f1", "fhr", "adversarial_fhr", "precision", "recall")}

@@ -86,7 +86,7 @@ def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve
     outcomes = {c.key: o for c, o in evolving_verified["verified"]}
     items = ev.numbered(domain_names(), quarter, [c for c, _ in evolving_verified["verified"]])
     graded = sc.difficulty([(c.query_a, c.query_b) for _, c in items], evolve.bench_path.parent, build.caches,
-                           progress=context.log.info)
+                           progress=context.log.info, workers=build.settings.workers)
     rows = [ev.to_row(c, outcomes[c.key], rid, diff, votes, ev.provenance_extra(quarter, c))
             for (rid, c), (diff, votes) in zip(items, graded)]
     data = jsonl_bytes(rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from pipeline.core.config import ConfigError, read_yaml
 from pipeline.core.errors import InputError
 from pipeline.core.paths import PROJECT_ROOT
 
@@ -29,18 +30,13 @@ def curated_error(path: Path | str, record: str, problem: str, fix: str) -> Inpu
 
 
 def read_curated(path: Path, required: Iterable[str] = ()) -> dict[str, Any]:
-    """The parsed top-level mapping of a curated YAML file, with `required` sections present."""
-    import yaml
-
+    """The parsed top-level mapping of a curated YAML file (read by the project's one YAML loader),
+    with `required` sections present."""
     where = label(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{where}: file not found. Restore it from git") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{where}: cannot read ({exc}). Restore it from git") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{where}: invalid YAML: {str(exc).splitlines()[0]}. Fix the syntax") from None
+        data = read_yaml(path, where, restore="Restore it from git")
+    except ConfigError as exc:  # a curated file is input: the same line, as an InputError
+        raise InputError(str(exc).rstrip(".")) from None
     need = list(required)
     if not isinstance(data, dict):
         raise InputError(f"{where}: top level must hold {', '.join(need) or 'a mapping'}. Add the missing section")

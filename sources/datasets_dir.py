@@ -12,30 +12,32 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline.core.errors import InputError
+from pipeline.core.settings import DATASETS_DIR
 from sources.base import Record, bad
 from sources.read import Reader
 from sources.registry import LOADERS
 
-ENV_VAR = "CACHEEVAL_DATASETS_DIR"
-
 
 class DatasetsDir:
-    """Read upstream corpora from `root` (one sub-folder per corpus, upstream file names)."""
+    """Read upstream corpora from `root` (one sub-folder per corpus, upstream file names).
+    `datasets_cache`: the Hugging Face datasets cache of the tables read (default: the one the
+    process's settings name, see `pipeline.core.settings.hf_datasets_cache`)."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], datasets_cache: Path | None = None) -> None:
         self.root = Path(root)
+        self.datasets_cache = datasets_cache
         self._manifest: dict[str, dict[str, Any]] = {}
 
     @classmethod
-    def from_env(cls, value: str | None = None) -> "DatasetsDir":
-        """From an explicit path, else from $CACHEEVAL_DATASETS_DIR; the folder must exist."""
-        raw = value or os.environ.get(ENV_VAR)
-        if not raw:
-            raise InputError(f"no datasets dir given. Pass --datasets-dir DIR or set {ENV_VAR}.")
-        root = Path(raw)
+    def chosen(cls, root: str | os.PathLike[str] | None, datasets_cache: Path | None = None) -> "DatasetsDir":
+        """The datasets dir the settings chose (`--datasets-dir`, else $CACHEEVAL_DATASETS_DIR); there
+        must be one, and the folder must exist."""
+        if not root:
+            raise InputError(f"no datasets dir given. Pass --datasets-dir DIR or set {DATASETS_DIR}.")
+        root = Path(root)
         if not root.is_dir():
             raise InputError(f"{root}:file: datasets dir not found or not a folder. Pass an existing folder.")
-        return cls(root)
+        return cls(root, datasets_cache)
 
     def folder(self, corpus: str) -> Path:
         return self.root / LOADERS[corpus].name
@@ -64,7 +66,7 @@ class DatasetsDir:
         folder = self.root / corpus
         if corpus not in self.found():
             return iter(())
-        return loader.load(Reader(corpus, folder, self._manifest))
+        return loader.load(Reader(corpus, folder, self._manifest, self.datasets_cache))
 
     def manifest(self) -> list[dict[str, Any]]:
         """sha256 and size of every input file read so far, sorted by path relative to the root."""

@@ -32,9 +32,11 @@ RECORD = "cacheeval.sha256.json"
 
 
 def datasets_module():
-    """Import `datasets` offline and quiet (env set before import: it reads them at import)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    """Import `datasets` offline and quiet (the offline variables are set before the import: it
+    reads them then)."""
+    from pipeline.core.settings import ensure_offline
+
+    ensure_offline()
     import datasets
 
     datasets.disable_progress_bars()

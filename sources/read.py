@@ -24,23 +24,26 @@ from sources.base import bad
 _READ_FIX = "Restore the file from its upstream release"
 
 
-def _hf_load(kind: str, path: Path, source_sha256: str, **kwargs: Any):
-    """One file through `load_dataset`, as a `datasets.Dataset`, from the verified cache."""
-    return hf_cache.load(kind, path, source_sha256, settings.hf_datasets_cache(), **kwargs)
-
-
 def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
 class Reader:
     """Reads the files of one corpus folder (`root`) and records each file's sha256 and size in
-    `manifest` under `<corpus>/<relative path>`."""
+    `manifest` under `<corpus>/<relative path>`; tables go through the `datasets` cache
+    `datasets_cache` (default: the one the process's settings name)."""
 
-    def __init__(self, corpus: str, root: Path, manifest: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(self, corpus: str, root: Path, manifest: dict[str, dict[str, Any]] | None = None,
+                 datasets_cache: Path | None = None) -> None:
         self.corpus = corpus
         self.root = root
         self.manifest: dict[str, dict[str, Any]] = {} if manifest is None else manifest
+        self.datasets_cache = datasets_cache
+
+    def _hf_load(self, kind: str, path: Path, source_sha256: str, **kwargs: Any):
+        """One file through `load_dataset`, as a `datasets.Dataset`, from the verified cache."""
+        cache = self.datasets_cache or settings.hf_datasets_cache()
+        return hf_cache.load(kind, path, source_sha256, cache, **kwargs)
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -96,7 +99,7 @@ class Reader:
         path = self.path(rel)
         lines = [i for i, line in enumerate(text.split("\n"), 1) if line.strip()]
         try:
-            rows = _hf_load("json", path, self.sha256(rel)).to_list()
+            rows = self._hf_load("json", path, self.sha256(rel)).to_list()
         except Exception:  # noqa: BLE001 - diagnosed below, line by line
             # `datasets` failed (bad syntax, or no single Arrow type fits a field across lines):
             # parse each line ourselves so the error names the line, and when every line is
@@ -120,7 +123,7 @@ class Reader:
             whole = self.json_value(rel, text)
             raise bad(path, "file", f"wrong JSON type: expected {want}, got {_jtype(whole)}", "Use the upstream file unchanged")
         try:
-            rows = _hf_load("json", path, self.sha256(rel), **({"field": field} if field else {})).to_list()
+            rows = self._hf_load("json", path, self.sha256(rel), **({"field": field} if field else {})).to_list()
         except Exception:  # noqa: BLE001 - the json module names the line, or the record checks do
             whole = self.json_value(rel, text)
             rows = whole.get(field) if field else whole
@@ -179,9 +182,9 @@ class Reader:
             raise bad(path, "file", "no records", _READ_FIX)
         datasets = hf_cache.datasets_module()
         feats = datasets.Features({c: datasets.Value("string") for c in columns})
-        ds = _hf_load("csv", path, self.sha256(rel), sep=sep, header=0 if header else None, column_names=None if header else list(columns),
-                      quoting=quoting, features=feats, keep_default_na=False, na_filter=False,
-                      encoding="utf-8-sig")
+        ds = self._hf_load("csv", path, self.sha256(rel), sep=sep, header=0 if header else None,
+                           column_names=None if header else list(columns), quoting=quoting, features=feats,
+                           keep_default_na=False, na_filter=False, encoding="utf-8-sig")
         rows = ds.to_list()
         if len(rows) != len(positions):  # the two parsers disagree: trust neither, say so
             raise bad(path, "file", f"read {len(rows)} records with datasets but {len(positions)} with the csv module",
@@ -196,7 +199,7 @@ class Reader:
         if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
             raise bad(path, "file", "not a parquet file (no PAR1 magic bytes)", "Restore the upstream parquet file")
         try:
-            ds = _hf_load("parquet", path, self.sha256(rel))
+            ds = self._hf_load("parquet", path, self.sha256(rel))
         except Exception as exc:  # noqa: BLE001
             raise bad(path, "file", f"unreadable parquet: {str(exc).splitlines()[0][:200]}",
                       "Restore the upstream parquet file") from None

@@ -42,9 +42,13 @@ TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array"}
 JSON_TYPES = frozenset({"object", "number", "array", "string", "integer", "boolean", "null"})
 MAX_CHARS = 300
 FRACTIONS = {"EQUIV": 0.1, "PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.2, "ADVERSARIAL": 0.25, "UNRELATED": 0.2}
-_NO_HIT = re.compile(r"(create|delete|remove|send|post|update|set|add|book|buy|sell|cancel|transfer|pay|order|"
-                     r"reserve|submit|write|start|stop|turn|control|execute|upload|modify|edit|register|schedule|"
-                     r"weather|stock|price|news|current|latest|forecast|now|today)", re.IGNORECASE)
+# Words of a call that is never served from a cache (it changes state, or reads live data); the
+# guard matches them inside a function name or request. Public because the reference verified
+# cache's features read them (pipeline/references/verified_lexicon.py): editing them changes that cache.
+NO_HIT_WORDS = (r"(create|delete|remove|send|post|update|set|add|book|buy|sell|cancel|transfer|pay|order|"
+                r"reserve|submit|write|start|stop|turn|control|execute|upload|modify|edit|register|schedule|"
+                r"weather|stock|price|news|current|latest|forecast|now|today)")
+_NO_HIT = re.compile(NO_HIT_WORDS, re.IGNORECASE)
 GROUNDING = {
     "EQUIV": "A user repeats a function-calling request with different casing or punctuation.",
     "PARA_SAFE": "Two BFCL requests whose ground-truth function call is identical.",

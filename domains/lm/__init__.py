@@ -7,17 +7,16 @@ domains.base.LMHooks) and imports this package; this package imports no domain.
 
 
 def read_prompt_file(path, rel: str):
-    """The parsed YAML of a prompt file under configs/prompts/ (`rel`: its name in errors); its
-    absence is a one-line InputError. yaml is loaded on first use: a build without a model never
-    reads a prompt file."""
-    import yaml
-
+    """The parsed YAML of a prompt file under configs/prompts/ (`rel`: its name in errors), read by
+    the project's one YAML loader; its absence or bad syntax is a one-line InputError. Read on first
+    use: a build without a model never reads a prompt file."""
+    from pipeline.core.config import ConfigError, read_yaml
     from pipeline.core.errors import InputError
 
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{rel}: file not found. Restore it from git") from None
+        return read_yaml(path, rel, restore="Restore it from git")
+    except ConfigError as exc:
+        raise InputError(str(exc).rstrip(".")) from None
 
 
 def section_llm(llm, section, where: str):

@@ -33,7 +33,7 @@ from domains.families import FamilyGuard, spread, word_overlap
 from domains.lm import check_sections, read_prompt_file, section_for, section_llm, yields
 from domains.lm.generate import REPLAY_REL, upstream
 from domains.lm.naturalness import unnatural
-from domains.lm.rules import _DANGLING, _DOES_HAS, _IS_HAS, _count, _has, _new_capitalised, _new_words, parse_output
+from domains.lm.rules import _DANGLING, _DOES_HAS, _IS_HAS, _count, _has, _new_capitalised, new_words, parse_output
 from domains.text import NUMBER_WORDS
 from domains.verify import verify
 from pipeline.core.errors import InputError
@@ -142,7 +142,7 @@ def follow_up_problem(item: FollowUpItem, seed: str, text: str | None, keywords:
         return "no_reference"
     if _new_capitalised(seed, text):
         return "new_entity"
-    if _new_words(text, item.vocabulary):
+    if new_words(text, item.vocabulary):
         return "new_word"
     if (_DANGLING.search(text) and not _DANGLING.search(seed)) or _DOES_HAS.search(text) or _IS_HAS.search(text):
         return "ungrammatical"

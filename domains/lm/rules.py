@@ -152,7 +152,7 @@ def _forms(word: str) -> set[str]:
     return {w, stem(w), w.rstrip("s"), stem(w).rstrip("s")}
 
 
-def _new_words(para: str, vocabulary: tuple[str, ...]) -> list[str]:
+def new_words(para: str, vocabulary: tuple[str, ...]) -> list[str]:
     """Content words of `para` that neither `vocabulary` nor REQUEST_WORDS has (in any form)."""
     known = set().union(*(_forms(w) for v in vocabulary for w in _WORD.findall(v)), *(_forms(w) for w in REQUEST_WORDS))
     out = []
@@ -228,7 +228,7 @@ def paraphrase_problem(seed: Seed, para: str | None) -> str | None:
         return "attribute_missing"
     if any(_has(para, f) and not _has(seed.text, f) for f in item.foreign):
         return "attribute_changed"
-    if item.vocabulary and _new_words(para, item.vocabulary):
+    if item.vocabulary and new_words(para, item.vocabulary):
         return "new_word"
     # "your favourite podcast" -> "what type of podcast" (a kind, not one item); "public holidays" ->
     # "national holidays" (another set of days)

@@ -35,16 +35,17 @@ def run(models: list[str], limit: int | None, domains: list[str] | None = None,
     from pipeline.services.llm.replay import replay_llm
     from pipeline.services.llm.stores import open_store
 
-    config = load_llm_config()
+    config, resolved = load_llm_config(), settings.resolve()  # this script is an entry point
     names = {p.get("snapshot"): name for name, p in config.providers.items()}
-    store = open_store(settings.llm_db(), config.postgres_url())
+    store = open_store(settings.llm_db(resolved.cache_root), config.postgres_url(resolved))
     records = []
     for model in models:
         # a named model answers every section (pinned); "sections": each section's own `provider:`
         if replay_file is not None:
             llm = replay_llm(replay_file)
         else:
-            llm = open_llm(mode, provider=None if model == SECTIONS else model, store=store, pinned=model != SECTIONS)
+            llm = open_llm(mode, provider=None if model == SECTIONS else model, store=store, pinned=model != SECTIONS,
+                           resolved=resolved)
         for spec in (s for s in all_domains() if s.lm is not None and (not domains or s.name in domains)):
             ctx = GenContext(domain=spec.name, profile="v1.1", need={}, llm=llm, policy=spec.policy)
             todo = []

@@ -25,7 +25,7 @@ from typing import Sequence
 
 from domains.base import Candidate
 from domains.lm.followups import FollowUpItem
-from domains.lm.rules import _new_words
+from domains.lm.rules import new_words
 from domains.multi_turn.scenarios import Instance
 
 # What a question type's follow-up must name when its target is empty (the countries' questions).
@@ -76,7 +76,7 @@ def follow_ups() -> tuple[FollowUpItem, ...]:
 def _portable(item: FollowUpItem, text: str) -> bool:
     """Whether a follow-up fits any wording of the earlier turns: it uses no word of its own turns
     that the curated follow-ups and the topic lack ("the crate" fits only the crate's wording)."""
-    return not _new_words(text, item.finals + (item.topic,))
+    return not new_words(text, item.finals + (item.topic,))
 
 
 def pair_follow_ups(item: FollowUpItem, texts: Sequence[str], others: Sequence[str] = ()) -> list[Candidate]:

@@ -26,15 +26,24 @@ def rel(path: Path) -> str:
         return str(path)
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path | str, where: str | None = None,
+              restore: str = "Restore it from git or pass an existing file") -> Any:
+    """The parsed YAML of a file: the project's one YAML loader, for configs/, the curated sources
+    and the prompt files alike. A missing, unreadable or malformed file is a one-line ConfigError
+    `<where>: <problem>. <fix>.`, `where` naming the file (default: its path) and `restore` the fix
+    for a file that is missing or unreadable. yaml is imported here, on first use, so that a command
+    reading no YAML (`cacheeval eval`) never loads it."""
     import yaml
 
+    where = where or str(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found. Restore it from git or pass an existing file.") from None
+        raise ConfigError(f"{where}: file not found. {restore}.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read ({exc}). {restore}.") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}. Fix the syntax.") from None
+        raise ConfigError(f"{where}: invalid YAML: {str(exc).splitlines()[0]}. Fix the syntax.") from None
 
 
 def check_keys(where: str, data: Mapping[str, Any], allowed: set[str], required: set[str] = frozenset()) -> None:

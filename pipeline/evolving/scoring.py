@@ -99,9 +99,10 @@ def reference_decisions(bench: Path, bench_file: Path, built: Mapping[str, Targe
 
 
 def difficulty(pairs: Sequence[tuple[str, str]], bench_dir: Path, cache_root: Path,
-               progress=None) -> list[tuple[str, dict[str, bool]]]:
+               progress=None, workers: int | None = None) -> list[tuple[str, dict[str, bool]]]:
     """(difficulty, votes) of MISS pairs (query_a, query_b) on the main build's scale: the five
-    members' thresholds calibrated on the main benchmark's train split."""
+    members' thresholds calibrated on the main benchmark's train split. `workers`: the processes
+    that embed the texts the cache lacks (default: the process's settings)."""
     import numpy as np
 
     from pipeline.stages.difficulty import difficulty_from_votes, f1_threshold
@@ -115,7 +116,8 @@ def difficulty(pairs: Sequence[tuple[str, str]], bench_dir: Path, cache_root: Pa
              + [b for _, b in pairs])
     cache = EmbeddingCache(cache_root / "embeddings.sqlite")
     try:
-        vecs, _ = embed_many({m: texts for m in cfg.members}, cfg.specs, cache, cache_root, progress=progress)
+        vecs, _ = embed_many({m: texts for m in cfg.members}, cfg.specs, cache, cache_root, progress=progress,
+                             workers=workers)
     finally:
         cache.close()
     half = len(train) + len(pairs)

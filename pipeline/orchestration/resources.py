@@ -1,7 +1,8 @@
 """Dagster resources: the build's settings (profile, output folder, datasets dir, cache folder).
 
-Environment variables are read when a resource is used, never at import (pipeline.core.settings
-names them all)."""
+The build resource is an entry point: its fields are the flags of `pipeline.core.settings.resolve`,
+resolved once when a run (or a step in its own process) starts, never at import, and its assets
+take what they need from `build.settings`."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -9,9 +10,9 @@ from pathlib import Path
 from typing import Iterator
 
 from dagster import ConfigurableResource, InitResourceContext
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
-from pipeline.core import settings
+from pipeline.core.settings import Settings, llm_db, resolve, use_cache_root
 from pipeline.core.paths import OUTPUTS, PROJECT_ROOT
 
 
@@ -34,14 +35,26 @@ class BuildSettings(ConfigurableResource):
     llm_mode: str = Field(default="", description=(
         "LLM response cache mode (off|read|write|both|replay); none = no LM rows. Empty: "
         "$CACHEEVAL_LLM_CACHE_MODE, else cache.mode of configs/llm.yaml."))
+    _resolved: Settings | None = PrivateAttr(default=None)
 
     @contextmanager
     def yield_for_execution(self, context: InitResourceContext) -> Iterator["BuildSettings"]:
         """While a run (in process) or a step (in its own process) uses these settings, `cache_dir`
         is the process's cache root, so caches reached without the settings in hand (the sandbox
-        verdicts behind a verifier) land in the same folder as the rest."""
-        with settings.use_cache_root(self.cache_dir or None):
+        verdicts behind a verifier) land in the same folder as the rest. The settings are resolved
+        here, once for the run or step."""
+        with use_cache_root(self.cache_dir or None):
+            self._resolved = self._resolve()
             yield self
+
+    def _resolve(self) -> Settings:
+        return resolve(datasets_dir=self.datasets_dir, cache_dir=self.cache_dir, profile=self.profile)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the run: these fields over the environment over the defaults (resolved
+        when the run or step started; outside a run, such as in a test, now)."""
+        return self._resolved or self._resolve()
 
     @property
     def outputs(self) -> Path:
@@ -52,12 +65,12 @@ class BuildSettings(ConfigurableResource):
     @property
     def caches(self) -> Path:
         """The cache root: `cache_dir`, else $CACHEEVAL_CACHE_DIR, else <project>/.cache/cacheeval."""
-        return settings.cache_root(self.cache_dir or None)
+        return self.settings.cache_root
 
     @property
     def datasets_path(self) -> Path | None:
         """`datasets_dir`, else $CACHEEVAL_DATASETS_DIR, else None (the embedded default)."""
-        return Path(self.datasets_dir) if self.datasets_dir else settings.datasets_dir()
+        return self.settings.datasets_dir
 
     def datasets(self):
         """The DatasetsDir for real corpora, or None for the embedded default."""
@@ -66,7 +79,7 @@ class BuildSettings(ConfigurableResource):
             return None
         from sources.datasets_dir import DatasetsDir
 
-        return DatasetsDir(path)
+        return DatasetsDir(path, self.settings.hf_datasets_cache)
 
     def llm(self):
         """The language model for LM-generated rows behind the response cache, or None (llm_mode "none").
@@ -84,8 +97,8 @@ class BuildSettings(ConfigurableResource):
         from pipeline.services.llm.providers import load_llm_config, open_llm
         from pipeline.services.llm.replay import REPLAY_FILE, replay_llm
 
-        config = load_llm_config()
-        effective = resolve_mode(mode, config.mode)
+        config, resolved = load_llm_config(), self.settings
+        effective = resolve_mode(mode, config.mode, resolved)
         if effective == "replay":
             if not REPLAY_FILE.is_file():  # nothing recorded yet: the build goes on without LM rows
                 warn(f"{REPLAY_FILE.name} not found: no LM-generated rows. Record it with "
@@ -93,8 +106,8 @@ class BuildSettings(ConfigurableResource):
                 return None
             return replay_llm()
         # like every cache, the SQLite store lives under the cache root (PostgreSQL when its URL is set)
-        store = None if effective == "off" else open_store(settings.llm_db(self.caches), config.postgres_url())
-        return open_llm(mode, store=store)
+        store = None if effective == "off" else open_store(llm_db(self.caches), config.postgres_url(resolved))
+        return open_llm(effective, store=store, resolved=resolved)
 
 
 class EvolveSettings(ConfigurableResource):

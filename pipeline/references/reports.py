@@ -9,7 +9,7 @@
   scored on test (labels joined), and as 5-fold out-of-fold predictions over every row.
 
 The five runs are independent and are spread over spawned processes (as many as the embedding
-workers, $CACHEEVAL_WORKERS, one thread each); the tables are assembled in a fixed order after.
+workers of the build's settings, one thread each); the tables are assembled in a fixed order after.
 Every score goes through the evaluation-result cache (keyed on the benchmark's sha256, the cache's
 code, its model snapshots and settings), so a warm rebuild re-runs nothing. Committed files hold
 no timings (latency is the machine's: `cacheeval eval` prints it, benchmarks/references.py measures
@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pipeline.core.hashing import canonical_json
 from pipeline.harness.portable import TIMING_KEYS, portable_confidence, untimed  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from pipeline.core.settings import Settings
 
 # Isolated runs of these registered references, in table order; the sweep is read off the first.
 ISOLATED = ("gptcache-minilm@0.80", "gptcache-minilm@0.85", "gptcache-mpnet@0.80")
@@ -52,14 +55,14 @@ def _row_of(config: str, rows: str, data: Mapping[str, Any], domains: Sequence[s
     }
 
 
-def _run(task: tuple[str, str], bench: str, use_cache: bool) -> dict:
+def _run(task: tuple[str, str], bench: str, use_cache: bool, eval_dir: str | None = None) -> dict:
     """One reference run through the evaluation-result cache (a process-pool task, so it takes and
     returns plain data): ("isolated" | "shared", name) -> the harness report; ("verified", "") -> the
     verified cache's full report (the cache trained here keys the result and, on a miss, is the one
-    the report scores: trained once)."""
+    the report scores: trained once). `eval_dir`: the evaluation-result cache's folder."""
     from pipeline.harness.cache import EvalCache
 
-    store = EvalCache()
+    store = EvalCache(eval_dir)
     kind, name = task
     if kind == "verified":
         from pipeline.references.verified import build as build_verified
@@ -75,33 +78,38 @@ def _run(task: tuple[str, str], bench: str, use_cache: bool) -> dict:
     return score_chosen(Chosen(name, kind, subject, name), bench, store=store, use_cache=use_cache)[0]
 
 
-def _run_all(tasks: Sequence[tuple[str, str]], bench: Path, use_cache: bool) -> dict[tuple[str, str], dict]:
+def _run_all(tasks: Sequence[tuple[str, str]], bench: Path, use_cache: bool,
+             resolved: "Settings | None" = None) -> dict[tuple[str, str], dict]:
     """Every task's result, by task. The runs are independent (each its own GPTCache store or its
-    own trained cache), so they are spread over the embedding workers' count of spawned processes
-    (one thread each); a result does not depend on which process ran it or when."""
-    from pipeline.services.embed_pool import _single_thread, workers
+    own trained cache), so they are spread over the settings' count of embedding workers, spawned
+    processes (one thread each); a result does not depend on which process ran it or when.
+    `resolved`: the build's settings (default: this process's)."""
+    from pipeline.core import settings
 
-    n = min(workers(), len(tasks))
+    s = resolved or settings.resolve()
+    n, eval_dir = min(s.workers, len(tasks)), str(s.eval_dir)
     if n <= 1:
-        return {t: _run(t, str(bench), use_cache) for t in tasks}
+        return {t: _run(t, str(bench), use_cache, eval_dir) for t in tasks}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("spawn")  # never fork a process holding Dagster's threads
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_single_thread) as pool:
-        futures = {t: pool.submit(_run, t, str(bench), use_cache) for t in tasks}
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=settings.single_thread) as pool:
+        futures = {t: pool.submit(_run, t, str(bench), use_cache, eval_dir) for t in tasks}
         return {t: f.result() for t, f in futures.items()}
 
 
-def score_references(bench: Path, domains: Sequence[str], use_cache: bool = True) -> dict:
+def score_references(bench: Path, domains: Sequence[str], use_cache: bool = True,
+                     resolved: "Settings | None" = None) -> dict:
     """Every reference scored on `bench` (a built benchmark with its splits beside it): the table
-    rows, the sweep, each run's report without timings, and the verified cache's full report."""
+    rows, the sweep, each run's report without timings, and the verified cache's full report.
+    `resolved`: the build's settings (workers, evaluation-result folder; default: this process's)."""
     from pipeline.harness.sweep import SWEEP_THRESHOLDS
     from pipeline.harness.sweep import grid_sweep
 
     # the longest first (training plus five folds), so the pool's two processes finish together
     tasks = [("verified", ""), *(("isolated", n) for n in ISOLATED), *(("shared", n) for n in SHARED)]
-    results = _run_all(tasks, bench, use_cache)
+    results = _run_all(tasks, bench, use_cache, resolved)
     table, runs, sweep = [], {}, None
     for protocol, names in (("isolated", ISOLATED), ("shared", SHARED)):
         for name in names:
@@ -136,7 +144,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
              "SearchDistanceEvaluation and default last-message pre-processing); *isolated* stores A and looks "
              "up B for each pair alone, *shared* stores every A in one cache and then looks up every B (a lookup "
              "that serves another row's answer is a false hit, or a miss on a HIT row). The verified cache is "
-             "trained on the train split and its threshold chosen on dev for FHR <= 5%; its test row is the "
+             "trained on the train split and its threshold resolved on dev for FHR <= 5%; its test row is the "
              "test split, its out-of-fold rows are 5-fold predictions over every row (*nested*: each fold's "
              "threshold from its own training rows only; *pooled*: one threshold over all out-of-fold scores, "
              "as the specification's reference did).", "",

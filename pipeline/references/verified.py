@@ -5,9 +5,9 @@ adversarial slice attacks.
     cache = build(Path("outputs/cachebench.jsonl"))   # trains on <bench dir>/splits/train.jsonl
     verdict = cache(row)                               # Verdict(is_hit, confidence=P(HIT))
 
-- Features (verified_features.py): only what a cache sees on any traffic (query texts, system
-  prompts, earlier turns, offered tools); never the domain, subcategory, label, id, construction
-  method or source of a row.
+- Features (verified_features.py; one text in verified_text.py, word lists in verified_lexicon.py):
+  only what a cache sees on any traffic (query texts, system prompts, earlier turns, offered tools);
+  never the domain, subcategory, label, id, construction method or source of a row.
 - Recall gate: a pair whose MiniLM cosine is below GATE is a MISS without asking the classifier
   (and gets confidence 0): the verifier only judges pairs an embedding cache would retrieve.
 - Verifier: scikit-learn HistGradientBoostingClassifier (CLASSIFIER: one thread, no early stopping,
@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pipeline.core.errors import InputError
 from pipeline.harness.interface import Row, Verdict
 from pipeline.references import verified_features as vf
+from pipeline.references.verified_text import request_view
 
 NAME = "verified"
 VERSION = "1"
@@ -101,7 +102,7 @@ class Vectors:
 
 def featurize(rows: Sequence[Any], vectors: Vectors) -> list[list[float]]:
     """Feature vectors of rows (Rows or dicts), embedding every needed text in one pass first."""
-    views = [vf.request_view(r) for r in rows]
+    views = [request_view(r) for r in rows]
     first: set[str] = set()
     second: set[str] = set()
     for v in views:
@@ -192,7 +193,7 @@ class VerifiedCache:
         return scores(self.clf, featurize(rows, self.vectors))
 
     def __call__(self, row: Row) -> Verdict:
-        view = vf.request_view(row)
+        view = request_view(row)
         x = vf.pair_features(view, self.vectors.get(0), self.vectors.get(1))
         p = scores(self.clf, [x])[0]
         return Verdict(is_hit=p >= self.threshold, confidence=p, tier_used="programmatic")

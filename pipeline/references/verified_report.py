@@ -17,6 +17,7 @@ from pipeline.harness.interface import Row
 from pipeline.references import verified_features as vf
 from pipeline.references.verified import (FOLDS, NAME, SEED, _gold, _sha256, build, choose_threshold,
                                                   featurize, fit, read_jsonl, scores)
+from pipeline.references.verified_text import REQUEST_FIELDS
 
 
 # ---- out of fold
@@ -78,7 +79,7 @@ def new_corpus_rows(corpora_bench: Path, committed_bench: Path) -> list[dict]:
     """Rows of a corpora build that the committed benchmark does not hold (compared on the request
     texts) and that come from an upstream corpus, not from the curated sources."""
     def key(r: Mapping) -> str:
-        return json.dumps([r.get(k) for k in vf.REQUEST_FIELDS], sort_keys=True, ensure_ascii=False)
+        return json.dumps([r.get(k) for k in REQUEST_FIELDS], sort_keys=True, ensure_ascii=False)
 
     known = {key(r) for r in read_jsonl(committed_bench)}
     curated = {"curated", "adversarial_perturbation", "intent_bottom_up"}

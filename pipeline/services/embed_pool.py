@@ -8,11 +8,11 @@ fast ones share both cores to the end. Each worker loads a model the first time 
 its chunks, and keeps it. Anything the workers need prepared once (an ONNX export, an unpacked
 zip) is prepared here, in the calling process, before they start.
 
-`workers` comes from $CACHEEVAL_WORKERS (default: the number of CPUs); 1 runs in this process.
+The number of workers is the caller's (the build passes its settings' `workers`), else the
+process's settings: $CACHEEVAL_WORKERS, default the number of CPUs; 1 runs in this process.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -22,29 +22,6 @@ from pipeline.services.embedders import EmbedderSpec, load_encoder, prepare
 
 CHUNK = 48
 _ENCODERS: dict[str, Callable] = {}
-
-
-def workers() -> int:
-    from pipeline.core import settings
-
-    raw = settings.env(settings.WORKERS)
-    if raw is None:
-        return max(1, os.cpu_count() or 1)
-    try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        from pipeline.core.errors import InputError
-
-        raise InputError(f"${settings.WORKERS}={raw!r}: not a positive integer. Set it to the number of "
-                          "worker processes (e.g. 2) or unset it")
-    return n
-
-
-def _single_thread() -> None:
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM"):
-        os.environ[var] = "false" if var == "TOKENIZERS_PARALLELISM" else "1"
 
 
 def _encode(spec: EmbedderSpec, cache_dir: str, texts: list[str]):
@@ -107,7 +84,10 @@ def encode_all(jobs: Sequence[tuple[EmbedderSpec, list[str]]], cache_dir: Path,
     jobs = [(spec, list(texts)) for spec, texts in jobs if texts]
     if not jobs:
         return
-    n_workers = n_workers or workers()
+    if not n_workers:
+        from pipeline.core import settings
+
+        n_workers = settings.resolve().workers
     for spec, _ in jobs:
         prepare(spec, cache_dir)  # the zip extraction and the ONNX export once, before the workers start
     chunks = []  # round-robin over embedders, so every model is busy until the end
@@ -127,7 +107,9 @@ def encode_all(jobs: Sequence[tuple[EmbedderSpec, list[str]]], cache_dir: Path,
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     ctx = multiprocessing.get_context("spawn")  # never fork a process holding Dagster's or torch's threads
-    with ProcessPoolExecutor(max_workers=min(n_workers, len(chunks)), mp_context=ctx, initializer=_single_thread) as pool:
+    from pipeline.core.settings import single_thread
+
+    with ProcessPoolExecutor(max_workers=min(n_workers, len(chunks)), mp_context=ctx, initializer=single_thread) as pool:
         pending = {pool.submit(_encode, spec, str(cache_dir), texts): (spec, texts) for spec, texts in chunks}
         try:
             while pending:

@@ -72,11 +72,10 @@ def _size_category(n: int) -> str:
 
 def languages() -> list[str]:
     """The languages of the requests: English and those of the multilingual domain's curated file."""
-    import yaml
-
+    from pipeline.core.config import read_yaml
     from pipeline.core.paths import CURATED
 
-    data = yaml.safe_load((CURATED / "multilingual.yaml").read_text(encoding="utf-8"))
+    data = read_yaml(CURATED / "multilingual.yaml")
     return ["en", *sorted(set(data["languages"]) - {"en"})]
 
 

@@ -13,10 +13,11 @@ from pipeline.harness import Row, Verdict
 from pipeline.harness.interface import ROW_FIELDS
 from pipeline.references import verified as V
 from pipeline.references import verified_features as vf
+from pipeline.references import verified_text as vt
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "outputs" / "cachebench.jsonl"
-NOT_REQUEST = [f for f in ROW_FIELDS if f not in vf.REQUEST_FIELDS]
+NOT_REQUEST = [f for f in ROW_FIELDS if f not in vt.REQUEST_FIELDS]
 
 
 def lex(a: str, b: str) -> dict[str, float]:
@@ -48,7 +49,7 @@ def fake_vector(text: str):
 def test_variable_rename_is_seen_and_numbers_are_not():
     f = lex("Solve x + 2 = 8", "Solve a + 2 = 8")
     assert f["variables_differ"] == 1.0 and f["numbers_differ"] == 0.0 and f["operators_differ"] == 0.0
-    assert vf.variables("Solve x + 2 = 8") == {"x"} and vf.variables("Solve a + 2 = 8") == {"a"}
+    assert vt.variables("Solve x + 2 = 8") == {"x"} and vt.variables("Solve a + 2 = 8") == {"a"}
     assert lex("Solve x + 2 = 8", "solve x+2 = 8")["variables_differ"] == 0.0
 
 
@@ -56,7 +57,7 @@ def test_programming_language_swap():
     f = lex("sort a list in Python", "sort a list in JavaScript")
     assert f["languages_differ"] == 1.0 and f["rule_language_swap"] == 1.0
     assert lex("sort a list in Python", "Sort a list in python.")["languages_differ"] == 0.0
-    assert vf.language_names("write it in C") == {"c"} and vf.language_names("a c b") == frozenset()
+    assert vt.language_names("write it in C") == {"c"} and vt.language_names("a c b") == frozenset()
 
 
 def test_numbers_directions_negation_units_operators_names():
@@ -66,7 +67,7 @@ def test_numbers_directions_negation_units_operators_names():
     assert f["direction_swap"] == 1.0 and f["rule_direction_swap"] == 1.0
     assert lex("Is it safe to swim after eating?", "Is it not safe to swim after eating?")["negation_differ"] == 1.0
     assert lex("How heavy is 5 kg of feathers?", "How heavy is 5 lb of feathers?")["units_differ"] == 1.0
-    assert vf.units("Convert 0.5km to meters.") == {"km", "meter"}
+    assert vt.units("Convert 0.5km to meters.") == {"km", "meter"}
     assert lex("What is 3 + 4?", "What is 3 - 4?")["operators_differ"] == 1.0
     assert lex("Book a table for Anna at noon.", "Book a table for Maria at noon.")["names_differ"] == 1.0
     assert lex("Rename the file \"Q3 budget\".", "Rename the file \"Q4 budget\".")["quoted_differ"] == 1.0
@@ -74,7 +75,7 @@ def test_numbers_directions_negation_units_operators_names():
 
 
 def test_math_written_two_ways_agrees():
-    assert vf.math_signature("Solve n**2 - 3*n - 54 = 0.") == vf.math_signature("Solve n^2-3n-54=0")
+    assert vt.math_signature("Solve n**2 - 3*n - 54 = 0.") == vt.math_signature("Solve n^2-3n-54=0")
     assert lex("Find y if 4y + 10 = 6y + 24.", "Find y if 4y + 10 = -6y + 24.")["math_equal"] == 0.0
 
 
@@ -82,30 +83,30 @@ def test_natural_language_and_script():
     assert lex("¿Qué lengua hablan en Alemania?", "Which language is spoken in Germany?")["natural_language_differ"] == 1.0
     assert lex("Welcher Tag kommt nach Montag?", "Welcher Tag kommt vor Montag?")["natural_language_differ"] == 0.0
     assert lex("What is the capital of Japan?", "日本の首都はどこですか？")["script_differ"] == 1.0
-    assert vf.natural_language("Solve x + 2 = 8") == "und"   # no stopword: undetermined, never "different"
+    assert vt.natural_language("Solve x + 2 = 8") == "und"   # no stopword: undetermined, never "different"
 
 
 def test_policy_signals():
-    assert vf.side_signals("Write me a haiku about autumn rain.")["creative"] == 1.0
-    assert vf.side_signals("Hey there! I'd love a sonnet about first love.")["creative_noun"] == 1.0
-    assert vf.side_signals("What's the weather in Manchester right now?")["time"] == 1.0
-    assert vf.side_signals("Delete the file named report.")["no_hit"] >= 1.0
-    assert vf.side_signals("What is the capital of France?") == {"creative": 0.0, "creative_noun": 0.0, "time": 0.0,
+    assert vt.side_signals("Write me a haiku about autumn rain.")["creative"] == 1.0
+    assert vt.side_signals("Hey there! I'd love a sonnet about first love.")["creative_noun"] == 1.0
+    assert vt.side_signals("What's the weather in Manchester right now?")["time"] == 1.0
+    assert vt.side_signals("Delete the file named report.")["no_hit"] >= 1.0
+    assert vt.side_signals("What is the capital of France?") == {"creative": 0.0, "creative_noun": 0.0, "time": 0.0,
                                                                  "no_hit": 0.0, "first_person": 0.0, "question": 1.0}
 
 
 def test_system_prompts_turns_and_tools():
-    v = vf.request_view(row("Suggest a lunch.", "Suggest a lunch.", system_prompt_a="You help Kwame in Accra.",
+    v = vt.request_view(row("Suggest a lunch.", "Suggest a lunch.", system_prompt_a="You help Kwame in Accra.",
                             system_prompt_b="You help Marcus in Chicago."))
     p = vf.part_features(v)
     assert p["system_equal"] == 0.0 and p["system_names_differ"] == 1.0 and p["context_equal"] == 1.0
     turns = [{"role": "user", "content": "List three paintings."}, {"role": "assistant", "content": "1. Guernica"}]
     other = [{"role": "user", "content": "List three novels."}, {"role": "assistant", "content": "1. Emma"}]
-    p = vf.part_features(vf.request_view(row("Who made the first one?", "Who made the first one?",
+    p = vf.part_features(vt.request_view(row("Who made the first one?", "Who made the first one?",
                                              context_a=turns, context_b=other)))
     assert p["context_equal"] == 0.0 and p["context_names_differ"] == 1.0 and p["context_any"] == 1.0
     tools = [{"name": "send_email", "description": "Send an email to a contact.", "parameters": {}}]
-    p = vf.part_features(vf.request_view(row("Email Bob", "Email Bob", tools_a=tools, tools_b=tools[:0])))
+    p = vf.part_features(vt.request_view(row("Email Bob", "Email Bob", tools_a=tools, tools_b=tools[:0])))
     assert p["tools_equal"] == 0.0 and p["tools_any"] == 1.0
 
 
@@ -114,7 +115,7 @@ def test_called_tool_signals_with_fake_vectors():
              {"name": "get_timezone", "description": "The IANA time zone a city lies in.", "parameters": {}}]
     r = row("Email Maria the report", "Send Maria the report by email", tools_a=tools, tools_b=tools)
     names = vf.feature_names()
-    x = dict(zip(names, vf.pair_features(vf.request_view(r), fake_vector, fake_vector)))
+    x = dict(zip(names, vf.pair_features(vt.request_view(r), fake_vector, fake_vector)))
     assert len(names) == len(set(names)) and set(vf.POLICY_FEATURES) <= set(names)
     assert x["tools_equal"] == 1.0 and 0.0 <= x["tool_no_hit_max"] <= 1.0
 
@@ -123,8 +124,8 @@ def test_called_tool_signals_with_fake_vectors():
 
 def test_request_view_holds_only_request_fields():
     r = row("Solve x + 2 = 8", "Solve a + 2 = 8")
-    assert set(vf.request_view(r)) == set(vf.REQUEST_FIELDS)
-    assert set(vf.request_view(Row.from_dict(r))) == set(vf.REQUEST_FIELDS)
+    assert set(vt.request_view(r)) == set(vt.REQUEST_FIELDS)
+    assert set(vt.request_view(Row.from_dict(r))) == set(vt.REQUEST_FIELDS)
 
 
 @pytest.mark.parametrize("field", NOT_REQUEST)
@@ -133,12 +134,12 @@ def test_features_ignore_every_non_request_field(field):
     r = row("Convert 5 km to miles, please.", "How many miles is 5 km?", tools_a=tools, tools_b=tools,
             system_prompt_a="You help Ana.", system_prompt_b="You help Ana.",
             context_a=[{"role": "user", "content": "Hi"}], context_b=[{"role": "user", "content": "Hi"}])
-    before = vf.pair_features(vf.request_view(Row.from_dict(r)), fake_vector, fake_vector)
+    before = vf.pair_features(vt.request_view(Row.from_dict(r)), fake_vector, fake_vector)
     changed = dict(r)
     changed[field] = {"id": "cb-tool-9999", "domain": "tool", "label": "EQUIV", "binary_label": "HIT",
                       "construction_method": "real_traffic_mined", "source": "sharegpt"}.get(field, "something else")
     changed["extra_provenance"] = {"operator": "rename"}
-    after = vf.pair_features(vf.request_view(Row.from_dict(changed)), fake_vector, fake_vector)
+    after = vf.pair_features(vt.request_view(Row.from_dict(changed)), fake_vector, fake_vector)
     assert after == before
 
 

@@ -61,11 +61,14 @@ def test_a_tampered_export_is_exported_again(tmp_path, monkeypatch):
 
 
 def test_workers_setting_is_checked(monkeypatch):
+    from pipeline.core import settings
+
     monkeypatch.setenv("CACHEEVAL_WORKERS", "two")
+    resolved = settings.resolve()  # resolving never fails: the count is checked when the embedding asks for it
     with pytest.raises(InputError, match="CACHEEVAL_WORKERS"):
-        embed_pool.workers()
+        resolved.workers
     monkeypatch.setenv("CACHEEVAL_WORKERS", "3")
-    assert embed_pool.workers() == 3
+    assert settings.resolve().workers == 3
 
 
 def test_progress_lines_without_a_terminal():

@@ -27,7 +27,7 @@ from domains.base import Candidate, GenContext
 from domains.corpora.mining.engine import MineResult, PreparedShard, pair, prepare
 from domains.corpora.mining.near import default_cache_dir, embed, neighbour_pairs
 from domains.corpora.mining.rules import DIRECTION_WORDS, DIRECTIONS, LANGUAGES, Decision, classify, decide, tokens
-from domains.corpora.mining.single import _CREATIVE, METHOD, VERSION, criteria, route  # noqa: F401 (_CREATIVE: verified_features)
+from domains.corpora.mining.single import METHOD, VERSION, criteria, route
 from sources.registry import LOADERS
 
 __all__ = ["CORPORA", "DIRECTIONS", "DIRECTION_WORDS", "LANGUAGES", "METHOD", "VERSION", "Decision", "MineResult",

@@ -22,10 +22,13 @@ METHOD = "real_traffic_mined"
 VERSION = "4"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance; 3: qa_open route;
                # 4: asking the time is live, "for now" is not
 SNIPPET = 160
-_CREATIVE = re.compile(
-    r"\b(write|compose|create|generate|give me|make|draft|tell me|come up with|continue)\b.{0,60}?"
-    r"\b(poem|poems|poetry|story|stories|haiku|limerick|sonnet|song|lyrics|rap|ballad|verse|fable|fairy tale|"
-    r"screenplay|script for a|scene|joke|jokes|slogan|tagline|novel|short story)\b")
+# The creative-request rule of `route`: a creative verb, then within 60 characters a creative noun.
+# Public, with its noun pattern, because the reference verified cache's features read both
+# (pipeline/references/verified_lexicon.py): editing either changes that cache's features.
+CREATIVE_NOUNS = (r"\b(poem|poems|poetry|story|stories|haiku|limerick|sonnet|song|lyrics|rap|ballad|verse|fable|"
+                  r"fairy tale|screenplay|script for a|scene|joke|jokes|slogan|tagline|novel|short story)\b")
+_CREATIVE = CREATIVE_REQUEST = re.compile(
+    r"\b(write|compose|create|generate|give me|make|draft|tell me|come up with|continue)\b.{0,60}?" + CREATIVE_NOUNS)
 
 
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from pipeline.core import settings
 from pipeline.core.errors import BuildError
 
 EXAMPLES = """examples:
@@ -28,7 +28,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EXAMPLES
-    p.add_argument("--profile", default="v1.1", help="sampling profile from configs/sampling.yaml (default v1.1)")
+    p.add_argument("--profile", default=None,
+                   help=f"sampling profile from configs/sampling.yaml (default {settings.DEFAULT_PROFILE})")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: the project's outputs/)")
     p.add_argument("--commercial-only", action="store_true",
                    help="drop rows from corpora whose licence forbids commercial use (QQP, MRPC, ShareGPT, ...)")
@@ -41,23 +42,24 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     _common(p)
 
 
-def _datasets(args) -> Path | None:
-    d = args.datasets_dir or (Path(os.environ["CACHEEVAL_DATASETS_DIR"]) if os.environ.get("CACHEEVAL_DATASETS_DIR") else None)
+def _datasets(resolved: settings.Settings) -> Path | None:
+    d = resolved.datasets_dir
     if d is not None and not d.is_dir():
         raise BuildError(f"{d}: datasets dir not found. Pass an existing folder to --datasets-dir")
     return d
 
 
 def run(args) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    resolved = settings.resolve(datasets_dir=args.datasets_dir, cache_dir=args.cache_dir,
+                                profile=getattr(args, "profile", None))
+    settings.ensure_offline(resolved)
     if args._command == "check":
-        return _check(args)
+        return _check(args, resolved)
     from pipeline.app.cli.materialize import run_build
 
     t0 = time.perf_counter()
-    res = run_build(args.profile, args.out, _datasets(args), args.cache_dir, progress=lambda s: print(s, file=sys.stderr),
-                    commercial_only=args.commercial_only)
+    res = run_build(resolved.profile, args.out, _datasets(resolved), resolved.cache_root,
+                    progress=lambda s: print(s, file=sys.stderr), commercial_only=args.commercial_only)
     print(f"built profile {res.profile}: {sum(res.cells.values())} rows into {res.out_dir} in {time.perf_counter() - t0:.1f}s")
     print(f"kappa (ensemble vs held-out): {res.kappa:.3f}" if res.kappa is not None else "kappa: n/a")
     print("rows per cell:")
@@ -80,7 +82,7 @@ def run(args) -> int:
     return 0
 
 
-def _check(args) -> int:
+def _check(args, resolved: settings.Settings) -> int:
     from pipeline.app.cli.materialize import compare_outputs, run_build
     from pipeline.core.paths import OUTPUTS
 
@@ -89,15 +91,16 @@ def _check(args) -> int:
     if not mpath.is_file():
         raise BuildError(f"{mpath}: no build manifest. Run `cacheeval build` first")
     manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    datasets = _datasets(args)
+    datasets = _datasets(resolved)
     if manifest["inputs"].get("corpora") and datasets is None:
         raise BuildError(f"{mpath}: the committed build used corpora {manifest['inputs']['corpora']}. Pass --datasets-dir")
     with tempfile.TemporaryDirectory(prefix="cacheeval-check-") as tmp:
         t0 = time.perf_counter()
-        run_build(manifest["profile"], Path(tmp), datasets, args.cache_dir, progress=lambda s: print(s, file=sys.stderr))
+        run_build(manifest["profile"], Path(tmp), datasets, resolved.cache_root,
+                  progress=lambda s: print(s, file=sys.stderr))
         diffs = compare_outputs(committed, Path(tmp))
     from pipeline.app.cli.evolve import check_slices  # the committed quarterly adversarial slices, rebuilt too
-    diffs += check_slices(committed / "evolving", args.cache_dir)
+    diffs += check_slices(committed / "evolving", resolved.cache_root)
     if diffs:
         for d in diffs:
             print(f"error: {committed / d.file}: {d.detail}. The committed outputs differ from a rebuild; "

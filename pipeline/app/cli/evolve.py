@@ -74,12 +74,13 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
 
 
 def run(args) -> int:
-    import os
+    from pipeline.core import settings
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    # --datasets-dir goes on as given: the build resource resolves it over $CACHEEVAL_DATASETS_DIR
+    resolved = settings.resolve(cache_dir=args.cache_dir)
+    settings.ensure_offline(resolved)
     t0 = time.perf_counter()
-    written = run_evolve(args.quarter, args.target, args.out, args.bench, args.datasets_dir, args.cache_dir)
+    written = run_evolve(args.quarter, args.target, args.out, args.bench, args.datasets_dir, resolved.cache_root)
     from pipeline.core.paths import OUTPUTS
 
     folder = (args.out or OUTPUTS / "evolving").resolve()

@@ -64,12 +64,13 @@ def _check_db(db: str, default: object) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the store, then print its stats or evict old entries."""
+    from pipeline.core import settings
     from pipeline.core.errors import InputError
     from pipeline.services.llm.stores import open_store
     from pipeline.services.llm.providers import load_llm_config
 
     config = load_llm_config()
-    url = args.url or (None if args.db else config.postgres_url())
+    url = args.url or (None if args.db else config.postgres_url(settings.resolve()))
     if args.db and not args.url:
         _check_db(args.db, config.sqlite_path)
     store = open_store(args.db or config.sqlite_path, url)

@@ -95,9 +95,9 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     staging = work / "out"
     instance = None
     try:
-        settings = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
-                                 cache_dir=str(cache_dir or ""), commercial_only=commercial_only)
-        resources = {"build": settings, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
+        build = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
+                              cache_dir=str(cache_dir or ""), commercial_only=commercial_only)
+        resources = {"build": build, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
         instance = DagsterInstance.ephemeral()
         stages: dict[str, float] = defaultdict(float)
 
@@ -127,9 +127,8 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
             run(domain_job, f"generating {domain}", partition_key=domain)
             progress(f"[{i}/{len(domain_names())}] {domain}: generated and verified in {time.perf_counter() - t0:.1f}s")
         from pipeline.app.cli.stage_progress import StageWatcher, load_times, save_times
-        from pipeline.core import settings as env_settings
 
-        root = env_settings.cache_root(cache_dir)
+        root = build.caches
         steps = sorted(k.path[-1] for k in outputs_job.selection.resolve(defs.resolve_asset_graph()))
         order = [s for s in _STEP_ORDER if s in steps] + [s for s in steps if s not in _STEP_ORDER]
         previous = load_times(root, profile)

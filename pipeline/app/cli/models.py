@@ -23,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pipeline.core import settings
     from pipeline.core.errors import InputError
     from pipeline.services.llm.models import fetch, model_record
     from pipeline.services.llm.providers import LLM_CONFIG, load_llm_config
@@ -36,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise InputError(f"--model {args.model}: not a llama_cpp provider of {config.path}. Use one of: "
                          f"{', '.join(local)}, all")
+    root = settings.resolve(cache_dir=args.cache_dir).cache_root
     for name in names:
         spec = config.providers[name]
-        done = fetch(name, spec, args.cache_dir, where=f"{config.path}: providers.{name}")
+        done = fetch(name, spec, root, where=f"{config.path}: providers.{name}")
         record = model_record(spec)
         print(f"{name}: {done.action} {done.path} ({done.identity}, {done.seconds:.1f} s)")
         print(f"  model licence: {record['licence'] or '(not recorded)'}; output: "

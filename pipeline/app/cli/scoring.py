@@ -50,9 +50,14 @@ def choose_cache(args: argparse.Namespace, load_cache: Callable[[str, str | None
 
 
 def score(args: argparse.Namespace, chosen: Chosen, rows: list | None = None) -> tuple[dict, bool]:
-    """`score_chosen` with the options of `cacheeval eval`, on `rows` when the benchmark is already loaded."""
+    """`score_chosen` with the options of `cacheeval eval`, on `rows` when the benchmark is already loaded,
+    through the evaluation-result cache the settings name."""
+    from pipeline.core import settings
+    from pipeline.harness.cache import EvalCache
+
+    store = EvalCache(settings.resolve().eval_dir)
     return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache,
-                        rows=rows)
+                        store=store, rows=rows)
 
 
 def summary_line(data: dict) -> str:

@@ -6,23 +6,25 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
-from sources.datasets_dir import ENV_VAR
+from pipeline.core import settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--datasets-dir", metavar="DIR", default=None,
-                        help=f"folder with one sub-folder per corpus (default: ${ENV_VAR})")
+                        help=f"folder with one sub-folder per corpus (default: ${settings.DATASETS_DIR})")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
 
 
-def survey(root: str | None) -> dict[str, Any]:
-    """Load every known corpus found under the datasets dir; the report as plain data."""
+def survey(root: str | Path | None, datasets_cache: Path | None = None) -> dict[str, Any]:
+    """Load every known corpus found under the datasets dir `root` (the settings' choice; None: no
+    datasets dir, an error) through the `datasets` cache `datasets_cache`; the report as plain data."""
     from sources.registry import LOADERS
     from sources.datasets_dir import DatasetsDir
 
-    ddir = DatasetsDir.from_env(root)
+    ddir = DatasetsDir.chosen(root, datasets_cache)
     found = set(ddir.found())
     corpora = []
     for name in LOADERS.names():
@@ -44,7 +46,8 @@ def survey(root: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = survey(args.datasets_dir)  # raises InputError before anything is printed
+    resolved = settings.resolve(datasets_dir=args.datasets_dir)
+    report = survey(resolved.datasets_dir, resolved.hf_datasets_cache)  # raises InputError before anything is printed
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True))
         return 0

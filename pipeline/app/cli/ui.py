@@ -32,9 +32,9 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 GRACE_SECONDS = 20  # for the services to shut down after the first signal, and for leftovers after that
 
 
-def dagster_home() -> Path:
+def dagster_home(resolved: settings.Settings) -> Path:
     """$DAGSTER_HOME, else <project>/.dagster_home; holds configs/dagster.yaml unless it has its own."""
-    home = settings.dagster_home()
+    home = resolved.dagster_home
     home.mkdir(parents=True, exist_ok=True)
     target = home / "dagster.yaml"
     if not target.exists():
@@ -47,10 +47,11 @@ def command(host: str, port: str) -> list[str]:
     return [dagster, "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", host, "-p", str(port)]
 
 
-def environment(home: Path) -> dict[str, str]:
-    warnings = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), SUPERSEDED_NOTICE) if w)
-    return {**os.environ, settings.DAGSTER_HOME: str(home), settings.HF_HUB_OFFLINE: "1",
-            settings.HF_DATASETS_OFFLINE: "1", "PYTHONWARNINGS": warnings}
+def environment(resolved: settings.Settings, home: Path) -> dict[str, str]:
+    """The environment of `dagster dev`: ours, with its instance folder, offline, and the notice filtered."""
+    warnings = ",".join(w for w in (resolved.variable(settings.PYTHON_WARNINGS), SUPERSEDED_NOTICE) if w)
+    return settings.child_environment(resolved, {settings.DAGSTER_HOME: str(home), settings.HF_HUB_OFFLINE: "1",
+                                                 settings.HF_DATASETS_OFFLINE: "1", settings.PYTHON_WARNINGS: warnings})
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -114,7 +115,8 @@ def _become_subreaper() -> None:
 
 
 def run(args) -> int:
-    home = dagster_home()
+    resolved = settings.resolve()
+    home = dagster_home(resolved)
     stopping: dict[str, float] = {}  # "at": when the first stop signal came
     child: dict[str, int] = {}
 
@@ -128,7 +130,7 @@ def run(args) -> int:
     for sig in STOP_SIGNALS:
         signal.signal(sig, on_signal)
     _become_subreaper()
-    proc = subprocess.Popen(command(args.host, args.port), cwd=PROJECT_ROOT, env=environment(home),
+    proc = subprocess.Popen(command(args.host, args.port), cwd=PROJECT_ROOT, env=environment(resolved, home),
                             start_new_session=True)
     child["pid"] = proc.pid
     if "at" in stopping:  # a signal came while it was starting

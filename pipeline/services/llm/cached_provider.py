@@ -1,6 +1,6 @@
 """A provider seen through the response cache, and the cache modes.
 
-Modes (argument, else ``CACHEEVAL_LLM_CACHE_MODE``, else the configured default):
+Modes (argument, else ``CACHEEVAL_LLM_CACHE_MODE`` as the settings read it, else the configured default):
 ``off`` bypasses the cache; ``read`` serves hits and calls the model on a miss without storing;
 ``write`` always calls the model and stores; ``both`` serves hits and stores misses; ``replay``
 serves hits only and raises ``ReplayMissError`` on a miss, so a build never needs a model.
@@ -9,19 +9,19 @@ A request carrying ``CACHEEVAL_NOCACHE`` always reaches the model (and cannot be
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from pipeline.core.errors import CacheEvalError, InputError, warn
 from pipeline.core.hashing import canonical_json
+from pipeline.core import settings
 from pipeline.services.llm.keys import (NOCACHE_MARKER, build_request, has_nocache_marker, make_entry, request_key,
                                response_problem, response_text)
 from pipeline.services.llm.stores import CacheStore, Clock
 
 MODES = ("off", "read", "write", "both", "replay")
-MODE_ENV = "CACHEEVAL_LLM_CACHE_MODE"
+MODE_ENV = settings.LLM_CACHE_MODE
 
 
 class LLMError(CacheEvalError):
@@ -32,11 +32,13 @@ class ReplayMissError(CacheEvalError):
     """Replay mode found no cached response for a request."""
 
 
-def resolve_mode(mode: str | None = None, default: str = "both") -> str:
-    """The cache mode: the argument, else $CACHEEVAL_LLM_CACHE_MODE, else `default`."""
-    value = mode if mode is not None else os.environ.get(MODE_ENV) or default
+def resolve_mode(mode: str | None = None, default: str = "both", resolved: settings.Settings | None = None) -> str:
+    """The cache mode: the argument, else $CACHEEVAL_LLM_CACHE_MODE (as `resolved` read it; without
+    settings, as this process's environment holds it now), else `default`."""
+    from_env = None if mode is not None else (resolved or settings.resolve()).llm_cache_mode
+    value = mode if mode is not None else from_env or default
     if value not in MODES:
-        source = "mode argument" if mode is not None else (MODE_ENV if os.environ.get(MODE_ENV) else "default mode")
+        source = "mode argument" if mode is not None else (MODE_ENV if from_env else "default mode")
         raise InputError(f"{source}: unknown LLM cache mode '{value}'. Use one of: {', '.join(MODES)}")
     return value
 

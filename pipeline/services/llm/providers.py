@@ -12,7 +12,6 @@ A Dagster asset gets a cached provider with ``open_llm()`` and calls
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 import urllib.error
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from pipeline.core import settings
 from pipeline.core.config import ConfigError, check_keys, read_yaml
 from pipeline.core.errors import InputError
 from pipeline.core.hashing import weights_file_sha256
@@ -57,9 +57,10 @@ class LLMConfig:
             or self.prices.get("default") or {}
         return float(p.get("input", 0.0)), float(p.get("output", 0.0))
 
-    def postgres_url(self) -> str | None:
-        """The PostgreSQL URL from the configured environment variable, or None (use SQLite)."""
-        return os.environ.get(self.postgres_url_env) if self.postgres_url_env else None
+    def postgres_url(self, resolved: settings.Settings | None = None) -> str | None:
+        """The PostgreSQL URL from the configured environment variable, or None (use SQLite), as
+        `resolved` read it (without settings: as this process's environment holds it now)."""
+        return (resolved or settings.resolve()).variable(self.postgres_url_env)
 
 
 def load_llm_config(path: Path = LLM_CONFIG) -> LLMConfig:
@@ -198,8 +199,9 @@ class OpenAICompatibleProvider:
         return raw
 
 
-def build_provider(config: LLMConfig, name: str | None = None):
-    """Build (and resolve the identity of) the named provider, or the configured one."""
+def build_provider(config: LLMConfig, name: str | None = None, resolved: settings.Settings | None = None):
+    """Build (and resolve the identity of) the named provider, or the configured one; an endpoint's
+    API key is the variable its entry names, as `resolved` read it (default: this process's now)."""
     name = name or config.provider
     if name not in config.providers:
         raise InputError(f"{config.path}: no provider '{name}'. Available: {', '.join(sorted(config.providers))}")
@@ -207,31 +209,34 @@ def build_provider(config: LLMConfig, name: str | None = None):
     if spec["kind"] == "llama_cpp":
         return LlamaCppProvider(gguf_path(spec), snapshot=spec.get("snapshot"), chat_format=spec.get("chat_format"),
                                 n_ctx=int(spec.get("n_ctx") or 2048), n_threads=spec.get("n_threads"), where=where)
-    key_env = spec.get("api_key_env")
     return OpenAICompatibleProvider(spec["base_url"], spec["model"], snapshot=spec.get("snapshot"),
-                                    api_key=os.environ.get(key_env) if key_env else None,
+                                    api_key=(resolved or settings.resolve()).variable(spec.get("api_key_env")),
                                     timeout_s=float(spec.get("timeout_s") or 120), where=where)
 
 
 def open_llm(mode: str | None = None, *, provider: str | None = None, config_path: Path = LLM_CONFIG,
-             store: CacheStore | None = None, clock: Clock = time.time, pinned: bool = False) -> CachedProvider:
+             store: CacheStore | None = None, clock: Clock = time.time, pinned: bool = False,
+             resolved: settings.Settings | None = None) -> CachedProvider:
     """The configured provider behind the cache; call once at run start (resolves the snapshot then).
 
     Mode: the argument, else $CACHEEVAL_LLM_CACHE_MODE, else `cache.mode` in configs/llm.yaml.
     Store: the one given, else PostgreSQL when $<postgres_url_env> is set, else the SQLite file.
     `.named(entry)` opens another entry of configs/llm.yaml over the same store and mode (a prompt
     section's `provider:`), resolving its snapshot then; `pinned`: this provider answers every
-    section (a trial comparing models).
+    section (a trial comparing models). The environment is as `resolved` read it (the caller's
+    settings; default: this process's, read now).
     """
+    resolved = resolved or settings.resolve()
     config = load_llm_config(config_path)
-    effective = resolve_mode(mode, config.mode)
+    effective = resolve_mode(mode, config.mode, resolved)
     name = provider or config.provider
-    model = build_provider(config, name)  # resolves the snapshot once, before any request
+    model = build_provider(config, name, resolved)  # resolves the snapshot once, before any request
     if store is None and effective != "off":
-        store = open_store(config.sqlite_path, config.postgres_url(), clock=clock)
+        store = open_store(config.sqlite_path, config.postgres_url(resolved), clock=clock)
 
     def opener(entry: str) -> CachedProvider:
-        return open_llm(effective, provider=entry, config_path=config_path, store=store, clock=clock)
+        return open_llm(effective, provider=entry, config_path=config_path, store=store, clock=clock,
+                        resolved=resolved)
 
     return CachedProvider(model, store, effective, clock=clock, entry=name, opener=None if pinned else opener)
 
