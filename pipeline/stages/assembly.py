@@ -282,7 +282,7 @@ def config_hash() -> str:
     comment or a re-indentation changes no build, so it changes no manifest), any other by its bytes."""
     import json
 
-    import yaml
+    from pipeline.core.config import read_yaml
 
     h = hashlib.sha256()
     for p in sorted(CONFIGS.glob("*")):
@@ -290,7 +290,7 @@ def config_hash() -> str:
             continue
         raw = p.read_bytes()
         if p.suffix in (".yaml", ".yml"):
-            raw = canonical_json(yaml.safe_load(raw.decode("utf-8"))).encode("utf-8")
+            raw = canonical_json(read_yaml(p)).encode("utf-8")
         elif p.suffix == ".json":
             raw = canonical_json(json.loads(raw.decode("utf-8"))).encode("utf-8")
         h.update(p.name.encode() + b"\0" + raw + b"\0")
