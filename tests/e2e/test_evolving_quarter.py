@@ -22,11 +22,14 @@ FILES = (f"{QUARTER}.jsonl", f"{QUARTER}.md", "manifest.json")
 
 @pytest.fixture(scope="session")
 def quarter(tmp_path_factory) -> dict:
-    """2026-Q4 against the default target, written into a folder of its own; the scored candidates kept."""
+    """2026-Q4 against the default target, written into a folder of its own; the scored candidates kept.
+    As `cacheeval check` does, the rebuild records the code the committed slice was made with."""
     from pipeline.app.cli.evolve import run_evolve
 
     out = tmp_path_factory.mktemp("evolving")
-    result = run_evolve(QUARTER, out_dir=out, values=("evolving_scored",))
+    made = json.loads((OUTPUTS / "evolving" / "manifest.json").read_text(encoding="utf-8"))["quarters"][QUARTER]
+    result = run_evolve(QUARTER, out_dir=out, values=("evolving_scored",),
+                        made_with_code=made["target"]["code_sha256"])
     return {"out": out, "scored": result["values"]["evolving_scored"]}
 
 
