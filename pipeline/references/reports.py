@@ -144,7 +144,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
              "SearchDistanceEvaluation and default last-message pre-processing); *isolated* stores A and looks "
              "up B for each pair alone, *shared* stores every A in one cache and then looks up every B (a lookup "
              "that serves another row's answer is a false hit, or a miss on a HIT row). The verified cache is "
-             "trained on the train split and its threshold resolved on dev for FHR <= 5%; its test row is the "
+             "trained on the train split and its threshold chosen on dev for FHR <= 5%; its test row is the "
              "test split, its out-of-fold rows are 5-fold predictions over every row (*nested*: each fold's "
              "threshold from its own training rows only; *pooled*: one threshold over all out-of-fold scores, "
              "as the specification's reference did).", "",
