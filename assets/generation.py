@@ -16,7 +16,8 @@ from domains.check import generate
 from pipeline.core.config import load_profile
 from pipeline.orchestration.partitions import for_each_domain, per_domain, per_domain_asset
 from pipeline.orchestration.resources import BuildSettings
-from pipeline.stages.values import DomainCandidates, MinedPairs
+from domains.corpora.mining import MinedPairs
+from pipeline.stages.values import DomainCandidates
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
 CANDIDATES = per_domain(DomainCandidates, "candidate_rows")
@@ -29,7 +30,7 @@ def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_p
 
     def one(domain: str) -> tuple[DomainCandidates, dict]:
         ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                         datasets=build.datasets(), llm=build.llm(), mined=mined_pairs.for_generators())
+                         datasets=build.datasets(), llm=build.llm(), mined=mined_pairs)
         lm_yields.clear(domain)
         generated, drops = generate(domain, ctx)
         cands, per = [], Counter()

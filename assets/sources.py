@@ -7,24 +7,25 @@ fixed record ranges "<corpus>/<file>@<start>-<end>": domains.corpora.mining.shar
 graph: `real_traffic_shards` lists them (sorted); SHARD_SLOTS (16) slot ops `mine_shard_slot_<k>`
 each prepare the shards of slot k (the k-th, (k+16)-th, ... of the sorted list: every user turn
 scrubbed and sorted, single-turn prompts MinHash-signed and MiniLM-embedded); `merge_mined_shards`
-takes every slot's result in slot order, refuses a run that lost or repeated a shard, and pairs,
-labels, guards and verifies over all shards in shard order (a pair across shards is found; the
-value does not depend on the executor or on which step finished first). The fan-out is static, not
+takes every slot's prepared shards (domains.corpora.mining.PreparedShard) in slot order, refuses a
+run that lost or repeated a shard, and pairs, labels, routes and guards over all shards in shard
+order (a pair across shards is found; the value does not depend on the executor or on which step
+finished first): domains.corpora.mining's two steps (prepare_shard, pair), the ones `mine` runs in
+process. The value is mining's own `MinedPairs`; its candidates are verified once, by verified_rows. The fan-out is static, not
 dynamic, because Dagster's Dask executor plans every step before the run and never runs dynamically
 mapped steps (dagster-io/dagster#9785): the same steps run under the in-process, multiprocess (the
 UI's default: slots in parallel) and Dask executors (pipeline/app/dask_job.py). Without a datasets dir
 (or with no real-traffic corpus in it) every slot is empty and the generators mine nothing.
-candidate_rows reads it: the conversational, creative and multi_turn real_traffic_mined generators
-take their domain's rows from it (GenContext.mined) instead of mining again.
+candidate_rows hands it to the generators (GenContext.mined): each domain's real_traffic_mined
+generator takes the rows routed to it (the mining rules its spec names), and never mines itself.
 """
 
 from dagster import In, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
 
 from assets.groups import SOURCES
-from domains.corpora.mining import SHARD_SLOTS
+from domains.corpora.mining import SHARD_SLOTS, MinedPairs, PreparedShard
 from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.assembly import input_manifest
-from pipeline.stages.values import MinedPairs, MinedShard
 
 
 @asset(group_name=SOURCES)
@@ -50,7 +51,7 @@ def _slot_op(slot: int):
     @op(name=f"mine_shard_slot_{slot:02d}",
         description=f"Prepare the shards of slot {slot} (the sorted shard list's indices {slot} mod {SHARD_SLOTS}): "
                     "turns scrubbed and sorted, single-turn prompts signed and embedded.")
-    def mine_shard_slot(context: OpExecutionContext, build: BuildSettings, names: list[str]) -> list[MinedShard]:
+    def mine_shard_slot(context: OpExecutionContext, build: BuildSettings, names: list[str]) -> list[PreparedShard]:
         from domains.corpora.mining import prepare_shard, slot_shards
 
         out, datasets = [], build.datasets()  # one DatasetsDir: its corpora are loaded once per slot
@@ -58,9 +59,9 @@ def _slot_op(slot: int):
             part = prepare_shard(datasets, shard, cache_dir=build.caches)
             context.log.info(f"slot {slot}: {shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
                              f"{len(part.texts)} distinct single-turn prompts")
-            out.append(MinedShard(shard, part))
-        context.add_output_metadata({"shards": MetadataValue.json([r.shard for r in out]),
-                                     "human_turns": sum(r.prepared.human_turns for r in out)})
+            out.append(part)
+        context.add_output_metadata({"shards": MetadataValue.json([p.shard for p in out]),
+                                     "human_turns": sum(p.human_turns for p in out)})
         return out
 
     return mine_shard_slot
@@ -75,32 +76,31 @@ def slot_input(slot: int) -> str:
 
 # One input per slot, not one fan-in input: dagster-dask hands a step the run's known state as it was
 # before the run, and a fan-in input then loads none of its sources (an empty list, silently).
-@op(ins={"names": In(list[str]), **{slot_input(k): In(list[MinedShard]) for k in range(SHARD_SLOTS)}})
-def merge_mined_shards(context: OpExecutionContext, names: list[str], **slots: list[MinedShard]) -> MinedPairs:
-    """Every slot's prepared shards paired in shard order: verified candidates (content-key order), drops summed."""
+@op(ins={"names": In(list[str]), **{slot_input(k): In(list[PreparedShard]) for k in range(SHARD_SLOTS)}})
+def merge_mined_shards(context: OpExecutionContext, names: list[str], **slots: list[PreparedShard]) -> MinedPairs:
+    """Every slot's prepared shards paired in shard order: candidates (content-key order), drops summed."""
     from domains.corpora.mining import pair, shard_order, summarise
 
-    results = [r for k in range(SHARD_SLOTS) for r in slots.get(slot_input(k), ())]
-    if len(slots) != SHARD_SLOTS or sorted(r.shard for r in results) != sorted(names):
+    parts = [p for k in range(SHARD_SLOTS) for p in slots.get(slot_input(k), ())]
+    if len(slots) != SHARD_SLOTS or sorted(p.shard for p in parts) != sorted(names):
         from pipeline.core.errors import BuildError
-        raise BuildError(f"mined_pairs: {len(slots)} of {SHARD_SLOTS} slots returned {len(results)} shards for "
-                         f"{len(names)} listed (missing: {sorted(set(names) - {r.shard for r in results})}). "
+        raise BuildError(f"mined_pairs: {len(slots)} of {SHARD_SLOTS} slots returned {len(parts)} shards for "
+                         f"{len(names)} listed (missing: {sorted(set(names) - {p.shard for p in parts})}). "
                          "Materialize the whole mined_pairs asset again, every slot step included")
-    ordered = sorted(results, key=lambda r: shard_order(r.shard))
-    res = pair([r.prepared for r in ordered])
-    cands = res.candidates
-    per_shard = {r.shard: {"human_turns": r.prepared.human_turns, "usable_turns": len(r.prepared.turns)}
-                 for r in ordered}
-    summary = summarise([res])
+    ordered = sorted(parts, key=lambda p: shard_order(p.shard))
+    mined = pair(ordered)
+    per_shard = {p.shard: {"human_turns": p.human_turns, "usable_turns": len(p.turns)} for p in ordered}
+    summary = summarise([mined])
     context.add_output_metadata({
-        "shards": len(ordered), "human_turns": res.n_prompts, "pairs_considered": res.n_pairs, "kept": len(cands),
-        "pairs_by_finder": MetadataValue.json(dict(sorted(res.sources.items()))),
+        "shards": len(ordered), "human_turns": mined.n_prompts, "pairs_considered": mined.n_pairs,
+        "kept": len(mined.candidates),
+        "pairs_by_finder": MetadataValue.json(dict(mined.sources)),
         "per_shard": MetadataValue.json(per_shard),
         "per_domain_label": MetadataValue.json(summary["kept"]),
         "per_rule": MetadataValue.json(summary["rules"]),
         "drops": MetadataValue.json(summary["drops"]),
     })
-    return MinedPairs(tuple(r.shard for r in ordered), tuple(cands), summary["drops"])
+    return mined
 
 
 @graph_asset(group_name=SOURCES)

@@ -3,8 +3,9 @@ all (~61k) human turns of the shared corpora, cold and warm, with the growth rat
 
 The first N human turns are taken in shard order (whole conversations) and mined as the build
 does: prepared (scrub, sort into uses, MinHash signatures, MiniLM vectors) and paired (duplicates,
-MinHash/LSH, usearch ANN, follow-up groups, rules, family guard, verifiers). Each (size, cold|warm)
-runs in its own process, so the peak memory (ru_maxrss) is that run's. Cold: a fresh embedding
+MinHash/LSH, usearch ANN, follow-up groups, rules, routes, family guard; the build verifies the
+candidates afterwards, in verified_rows). Each (size, cold|warm) runs in its own process, so the
+peak memory (ru_maxrss) is that run's. Cold: a fresh embedding
 cache folder per size (the ONNX model folder is copied in, so model export is not timed); warm: the
 same folder again. The outputs of a cold and a warm run must be the same bytes (checked: sha256 of
 the candidates' keys, provenance and payloads, and the drops).

@@ -12,11 +12,14 @@ import random
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from pipeline.core.hashing import canonical_json, stable_hash
 from pipeline.core.taxonomy import (CONSTRUCTION_METHODS, HIT_LABELS, LABELS, POLICY_REASONS, TIERS,
                                      VERIFICATION_METHODS, binary_label)
+
+if TYPE_CHECKING:
+    from domains.corpora.mining.engine import MinedPairs
 
 
 def stable_rng(*names: Any) -> random.Random:
@@ -174,7 +177,9 @@ class GenContext:
     need: Mapping[str, int]
     datasets: Any = None  # sources.DatasetsDir or None
     llm: Any = None       # LLM provider resource or None
-    mined: Any = None     # the mined_pairs asset's value (real-traffic candidates of every shard), or None: mine here
+    # The pairs mined from real traffic (the mined_pairs asset's value, or domains.corpora.mining.mine
+    # outside the build), the only way mined rows reach a generator; None: no mined rows.
+    mined: MinedPairs | None = None
     # The domain's policy (its DomainSpec.policy), for helpers shared by several domains that must
     # apply it (domains/corpora); None: the caller did not pass it.
     policy: Policy | None = None
@@ -258,9 +263,35 @@ class LMHooks:
 
 
 @dataclass(frozen=True)
+class CorpusFeed:
+    """Corpus mappings that feed one construction method of a domain (domains/corpora/feeds.py
+    names them: "qqp", "paws", "massive/en-US", ...), picked in this order, and the share of each
+    label's need they offer together (label -> fraction; a label not named gets none), spread
+    evenly over the mappings. The shares keep a cell from filling with corpus rows alone
+    (domains/corpora/common.py: caps)."""
+
+    mappings: tuple[str, ...]
+    shares: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class MinedRule:
+    """A rule of real-traffic mining whose pairs go to the domain (domains/corpora/mining/routes.py):
+    one of mining's rules by name ("creative", "time_sensitive", "explanatory", "general",
+    "follow_up"), or with `test` a rule of the domain's own: the single-turn prompts `test` accepts
+    (after the creative and time-sensitive rules). A rule routes to one domain."""
+
+    name: str
+    test: Callable[[str], bool] | None = None
+
+
+@dataclass(frozen=True)
 class DomainSpec:
     """A domain's registration: generators per construction method, operators, verifier, policy,
-    and (for a domain with lm_generated rows) its LM hooks."""
+    (for a domain with lm_generated rows) its LM hooks, and its own tables for corpus rows: the
+    corpus feeds of each corpus method (`corpus_feeds`: method -> CorpusFeeds, read by
+    domains.corpora.feeds.corpus_rows) and the mining rules whose pairs it takes (`mined_rules`,
+    read by domains.corpora.mining)."""
 
     name: str
     description: str
@@ -270,3 +301,5 @@ class DomainSpec:
     policy: Policy = lambda c: None
     version: str = "1"
     lm: LMHooks | None = None
+    corpus_feeds: Mapping[str, tuple[CorpusFeed, ...]] = field(default_factory=dict)
+    mined_rules: tuple[MinedRule, ...] = ()

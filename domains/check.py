@@ -62,10 +62,14 @@ def verify_candidates(cands: list[Candidate]) -> tuple[list[tuple[Candidate, Out
     return kept, drops
 
 
-def generate_verified(domain: str, need: dict[str, int], datasets=None, profile: str = "v1.1") -> DomainReport:
-    """What the candidate_rows and verified_rows assets compute for one domain, without Dagster."""
+def generate_verified(domain: str, need: dict[str, int], datasets=None, profile: str = "v1.1",
+                      mined=None) -> DomainReport:
+    """What the candidate_rows and verified_rows assets compute for one domain, without Dagster.
+    `mined`: the pairs mined from real traffic (domains.corpora.mining.mine(datasets)), or None for
+    no mined rows."""
     rep = DomainReport(domain)
-    cands, gen_drops = generate(domain, GenContext(domain=domain, profile=profile, need=need, datasets=datasets))
+    cands, gen_drops = generate(domain, GenContext(domain=domain, profile=profile, need=need, datasets=datasets,
+                                                   mined=mined))
     kept, ver_drops = verify_candidates(cands)
     rep.drops.update(gen_drops)
     rep.drops.update(ver_drops)

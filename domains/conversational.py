@@ -27,10 +27,12 @@ from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance
+from domains.base import (LABELS, Candidate, CorpusFeed, DomainSpec, GenContext, LMHooks, LMItem, MinedRule, Operator,
+                          Provenance)
 from domains.lm import generate as lm_generate
 from domains.lm.rules import shared_words
-from domains.corpora import benchmarks as corpus_benchmarks, intents as corpus_intents
+from domains.corpora import intents as corpus_intents
+from domains.corpora.feeds import corpus_rows
 from domains.families import capped_builder, method_generators, round_robin, surface
 from domains.text import time_scopes
 from pipeline.core.errors import InputError
@@ -273,11 +275,19 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.conversational_rows, "intent_bottom_up": corpus_intents.conversational_rows,
-                "real_traffic_mined": mining.conversational_traffic_rows, "lm_generated": lm_rows},
+                "existing_benchmark": corpus_rows("existing_benchmark"), "intent_bottom_up": corpus_rows("intent_bottom_up"),
+                "real_traffic_mined": mining.real_traffic_rows, "lm_generated": lm_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file="sources/curated/conversational.yaml"),
+    # Share of each label's need offered from corpora, spread over the mappings (domains/corpora/common.py: caps).
+    corpus_feeds={
+        "existing_benchmark": (CorpusFeed(("paws", "mrpc"), {"PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.15, "ADVERSARIAL": 0.25}),),
+        "intent_bottom_up": (CorpusFeed(("massive/en-US", "banking77"), {"EQUIV": 0.1, "PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.4,
+                                                                        "ADVERSARIAL": 0.3, "UNRELATED": 0.5}),)},
+    # Mined requests for live information (under the time_sensitive policy), and every other mined pair
+    # no other domain's rule takes.
+    mined_rules=(MinedRule("time_sensitive"), MinedRule("general")),
 )

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, Operator, Provenance
+from domains.base import LABELS, Candidate, DomainSpec, MinedRule, Operator, Provenance
 from domains.families import capped_builder, fix_articles, method_generators, round_robin, surface
 from pipeline.core.errors import InputError
 from pipeline.core.paths import CURATED
@@ -213,9 +213,10 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Poems, stories and slogans; a creative request is never served from a cache.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "real_traffic_mined": mining.creative_traffic_rows},
+                "real_traffic_mined": mining.real_traffic_rows},
     verifier="policy_no_cache",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    mined_rules=(MinedRule("creative"),),   # mined creative requests (under the creative policy)
 )

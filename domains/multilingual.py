@@ -38,8 +38,9 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from domains.curated import read_curated, curated_error
-from domains.base import Candidate, DomainSpec, Operator, Provenance, normalize_text
-from domains.corpora import intents as corpus_intents, xquad as corpus_xquad
+from domains.base import Candidate, CorpusFeed, DomainSpec, Operator, Provenance, normalize_text
+from domains.corpora import intents as corpus_intents
+from domains.corpora.feeds import corpus_rows
 from domains.families import capped_builder, method_generators, spread, surface_variant
 from domains.text import time_sensitive
 from pipeline.core.errors import InputError
@@ -311,9 +312,15 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Simple factual questions in seven languages, answered in the question's language.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_xquad.multilingual_rows, "intent_bottom_up": corpus_intents.multilingual_rows},
+                "existing_benchmark": corpus_rows("existing_benchmark"), "intent_bottom_up": corpus_rows("intent_bottom_up")},
     verifier="translated_exact_match",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
+    # PAWS-X German pairs, then XQuAD (each its own shares); MASSIVE's other locales spread theirs over the locales.
+    corpus_feeds={
+        "existing_benchmark": (CorpusFeed(("paws_x",), {"PARA_SAFE": 0.3, "ADVERSARIAL": 0.15}),
+                               CorpusFeed(("xquad",), {"ADVERSARIAL": 0.25, "RELATED_UNSAFE": 0.15})),
+        "intent_bottom_up": (CorpusFeed(("massive/translations",), {"PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.35,
+                                                                   "ADVERSARIAL": 0.25, "UNRELATED": 0.35}),)},
 )

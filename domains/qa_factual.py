@@ -26,9 +26,9 @@ from typing import Any, Mapping
 
 from domains.lm import edits as lm_edits, generate as lm_generate
 from domains.curated import read_curated, curated_error
-from domains.base import (Candidate, DomainSpec, EditSeed, GenContext, LMHooks, LMItem, Operator, Provenance, Span,
-                          normalize_text, stable_rng)
-from domains.corpora import benchmarks as corpus_benchmarks
+from domains.base import (Candidate, CorpusFeed, DomainSpec, EditSeed, GenContext, LMHooks, LMItem, Operator, Provenance,
+                          Span, normalize_text, stable_rng)
+from domains.corpora.feeds import corpus_rows
 from domains.families import capped_builder, method_generators, spread, surface_variant
 from domains.text import time_sensitive
 from pipeline.core.errors import InputError
@@ -367,10 +367,11 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Short factual questions with stable answers (capitals, elements, books, events, units).",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.qa_factual_rows, "lm_generated": lm_rows},
+                "existing_benchmark": corpus_rows("existing_benchmark"), "lm_generated": lm_rows},
     verifier="alias_exact_match",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
+    corpus_feeds={"existing_benchmark": (CorpusFeed(("ambigqa",), {"RELATED_UNSAFE": 0.5}),)},
 )

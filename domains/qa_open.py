@@ -24,9 +24,10 @@ from typing import Any, Mapping
 
 from domains.lm import generate as lm_generate
 from domains.curated import read_curated, curated_error
-from domains.base import Candidate, DomainSpec, GenContext, LMHooks, LMItem, Operator, Provenance, normalize_text
-from domains.corpora import benchmarks as corpus_benchmarks
+from domains.base import (Candidate, CorpusFeed, DomainSpec, GenContext, LMHooks, LMItem, MinedRule, Operator,
+                          Provenance, normalize_text)
 from domains.corpora import mining
+from domains.corpora.feeds import corpus_rows
 from domains.families import capped_builder, method_generators, spread, surface_variant
 from domains.text import time_sensitive
 from pipeline.core.errors import InputError
@@ -275,11 +276,15 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Explanatory and how-to questions judged by a 3-criterion rubric.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_benchmarks.qa_open_rows, "lm_generated": lm_rows,
-                "real_traffic_mined": mining.qa_open_traffic_rows},
+                "existing_benchmark": corpus_rows("existing_benchmark"), "lm_generated": lm_rows,
+                "real_traffic_mined": mining.real_traffic_rows},
     verifier="rubric",
     operators=OPERATORS,
     policy=policy,
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file=SOURCE_REL),
+    # QQP: Quora questions are mostly advice and opinion questions with no single factual answer.
+    corpus_feeds={"existing_benchmark": (CorpusFeed(("qqp",), {"EQUIV": 0.2, "PARA_SAFE": 0.35, "RELATED_UNSAFE": 0.3,
+                                                              "ADVERSARIAL": 0.3}),)},
+    mined_rules=(MinedRule("explanatory"),),   # pairs of mined explanatory and how-to questions
 )

@@ -1,6 +1,8 @@
 """existing_benchmark rows from paraphrase benchmarks (QQP, PAWS, PAWS-X, MRPC) and AmbigNQ.
 
-Mappings (the benchmark's label is kept in provenance.original_label):
+Mappings "qqp", "paws", "mrpc", "paws_x" and "ambigqa" (MAPPINGS; a domain's spec names the ones
+that feed it and their shares, domains/corpora/feeds.py; the domains named below are the project's
+that do). The benchmark's label is kept in provenance.original_label:
 - QQP (-> qa_open: Quora questions are mostly advice and opinion questions with no single factual
   answer): is_duplicate=1 -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
   punctuation); is_duplicate=0 with word overlap >= HIGH -> ADVERSARIAL; is_duplicate=0 with
@@ -55,23 +57,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Mapping
 
 from domains.base import Candidate, GenContext, normalize_text
-from domains.corpora.common import (content_stems, generator, make, miss_difference, overlap, paraphrase_guard, pick,
-                                    records, words)
+from domains.corpora.common import (content_stems, make, miss_difference, overlap, paraphrase_guard, pick, records,
+                                    words)
 
 HIGH = 0.6   # word-set Jaccard at or above which a non-paraphrase counts as a near-miss
 LOW = 0.5    # below this a non-paraphrase counts as merely related
 MAX_CHARS = 300  # longer texts are documents, not cache queries
 
-# Share of each label's need offered from corpora (see common.py: caps keep the target mix).
-FRACTIONS = {
-    "qa_open": {"EQUIV": 0.2, "PARA_SAFE": 0.35, "RELATED_UNSAFE": 0.3, "ADVERSARIAL": 0.3},
-    "conversational": {"PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.15, "ADVERSARIAL": 0.25},
-    "multilingual": {"PARA_SAFE": 0.3, "ADVERSARIAL": 0.15},
-    "qa_factual": {"RELATED_UNSAFE": 0.5},
-}
 FIELD = {"qqp": "is_duplicate", "paws": "label", "paws_x": "label", "mrpc": "Quality"}
 # The request a user sends with a declarative sentence (see Framing above); {s} is the sentence.
 FRAMINGS = {"mrpc": "Fact-check this news claim: {s}", "paws": "Is this statement true? {s}"}
@@ -168,35 +163,19 @@ def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | Non
     return pools
 
 
-def _pairs_build(ctx: GenContext, corpora: Iterable[tuple[str, str | None]], name: str) -> tuple[list[Candidate], Counter]:
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
-    used: set[str] = set()
-    out: list[Candidate] = []
-    corpora = list(corpora)
-    share = {lab: f / len(corpora) for lab, f in FRACTIONS[ctx.domain].items()}
-    for corpus, lang in corpora:
-        out += pick(ctx, f"{name}/{corpus}", _pair_pool(ctx, corpus, drops, lang), share, drops, used)
-    return out, drops
+def _pairs(corpus: str):
+    """The mapping of a paraphrase benchmark (QQP, PAWS, MRPC): its pick is named after the feed
+    ("paws_mrpc/paws"), so two benchmarks feeding one domain draw apart."""
+    def mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str], drops: Counter) -> list[Candidate]:
+        return pick(ctx, f"{feed}/{corpus}", _pair_pool(ctx, corpus, drops), shares, drops, used)
+    mapping.__name__ = f"{corpus}_mapping"
+    return mapping
 
 
-def qa_open_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """QQP pairs for qa_open (mapping in the module docstring)."""
-    return _pairs_build(ctx, [("qqp", None)], "qqp")
-
-
-def conversational_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """PAWS and MRPC pairs for conversational."""
-    return _pairs_build(ctx, [("paws", None), ("mrpc", None)], "paws_mrpc")
-
-
-def paws_x_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
-    """PAWS-X German pairs for multilingual (both sides German, so within-language labels)."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
-    return pick(ctx, "paws_x", _pair_pool(ctx, "paws_x", drops, "de"), FRACTIONS["multilingual"], drops, used), drops
+def paws_x_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                   drops: Counter) -> list[Candidate]:
+    """PAWS-X German pairs (both sides German, so within-language labels)."""
+    return pick(ctx, "paws_x", _pair_pool(ctx, "paws_x", drops, "de"), shares, drops, used)
 
 
 _LIST_QUESTION = re.compile(r"^(what|which|who)\s+(are|were)\b|\b(list|name all|name the|all the|members|"
@@ -231,12 +210,10 @@ def _disambiguation_problem(question: str, answers: tuple[str, ...]) -> str | No
     return None
 
 
-def ambignq_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
+def ambigqa_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                    drops: Counter) -> list[Candidate]:
     """AmbigNQ: RELATED_UNSAFE pairs between two disambiguations of one ambiguous question whose
-    answer sets share no normalised form (qa_factual, alias_exact_match)."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
+    answer sets share no normalised form (alias_exact_match)."""
     pool: list[Candidate] = []
     for r in records(ctx, "ambigqa"):
         if not r.ambiguous:
@@ -272,9 +249,8 @@ def ambignq_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
             grounding="An ambiguous factual question whose readings (a date, a title, an edition) have different answers.",
             source_file=r.source_file, source_record=f"{r.split}/{r.record_id}", original_label="multipleQAs",
             template_id="ambigqa:disambiguations", generator="ambigqa"))
-    return pick(ctx, "ambigqa", {"RELATED_UNSAFE": pool}, FRACTIONS["qa_factual"], drops), drops
+    return pick(ctx, "ambigqa", {"RELATED_UNSAFE": pool}, shares, drops, used)
 
 
-qa_open_rows = generator(qa_open_build)
-conversational_rows = generator(conversational_build)
-qa_factual_rows = generator(ambignq_build)
+MAPPINGS = {"qqp": _pairs("qqp"), "paws": _pairs("paws"), "mrpc": _pairs("mrpc"), "paws_x": paws_x_mapping,
+            "ambigqa": ambigqa_mapping}

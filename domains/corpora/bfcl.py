@@ -34,14 +34,13 @@ from collections import Counter, defaultdict
 from typing import Any, Mapping
 
 from domains.base import Candidate, GenContext, canonical_json, normalize_text
-from domains.corpora.common import generator, make, overlap, paraphrase_guard, pick, records, unfinished
+from domains.corpora.common import make, overlap, paraphrase_guard, pick, records, unfinished
 from domains.verify.tool_call import canonical_call
 
 CATEGORIES = ("simple_python", "multiple", "live_simple", "live_multiple")
 TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array"}
 JSON_TYPES = frozenset({"object", "number", "array", "string", "integer", "boolean", "null"})
 MAX_CHARS = 300
-FRACTIONS = {"EQUIV": 0.1, "PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.2, "ADVERSARIAL": 0.25, "UNRELATED": 0.2}
 # Words of a call that is never served from a cache (it changes state, or reads live data); the
 # guard matches them inside a function name or request. Public because the reference verified
 # cache's features read them (pipeline/references/verified_lexicon.py): editing them changes that cache.
@@ -179,11 +178,9 @@ def _cand(ctx: GenContext, label: str, a: dict, b: dict, why: str) -> Candidate:
         template_id=f"bfcl:{a['name']}", generator="bfcl", tools_a=a["tools"], tools_b=b["tools"])
 
 
-def tool_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """BFCL pairs for the tool domain (mapping in the module docstring)."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
+def bfcl_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                 drops: Counter) -> list[Candidate]:
+    """BFCL pairs, the mapping "bfcl" (module docstring; the project's tool domain takes them)."""
     entries = _entries(ctx, drops)
     pools: dict[str, list[Candidate]] = defaultdict(list)
     by_call: dict[str, list[dict]] = defaultdict(list)
@@ -251,7 +248,7 @@ def tool_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
             drops["different_functions_overlapping_text"] += 1
             continue
         pools["UNRELATED"].append(_cand(ctx, "UNRELATED", a, b, f"Different functions {name} and {other}."))
-    return pick(ctx, "bfcl", pools, FRACTIONS, drops), drops
+    return pick(ctx, "bfcl", pools, shares, drops, used)
 
 
-tool_rows = generator(tool_build)
+MAPPINGS = {"bfcl": bfcl_mapping}

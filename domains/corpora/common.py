@@ -17,7 +17,7 @@ import weakref
 from dataclasses import dataclass
 from collections import Counter, defaultdict
 from difflib import SequenceMatcher
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.families import round_robin
@@ -137,15 +137,6 @@ def pick(ctx: GenContext, name: str, pools: Mapping[str, Iterable[Candidate]], f
 def _lane(subcategory: str) -> str:
     """The subcategory without its policy markers ("massive_alarm+mutation" -> "massive_alarm")."""
     return "+".join(p for p in subcategory.split("+") if p not in POLICY_REASONS)
-
-
-def generator(build: Callable[[GenContext], tuple[list[Candidate], Counter]]) -> Callable[[GenContext], list[Candidate]]:
-    """The SPEC-facing generator of a `*_build` function: candidates only."""
-    def gen(ctx: GenContext) -> list[Candidate]:
-        return build(ctx)[0]
-    gen.__name__ = build.__name__.replace("_build", "_rows")
-    gen.__doc__ = build.__doc__
-    return gen
 
 
 # ---- label guards ----

@@ -1,7 +1,9 @@
 """intent_bottom_up rows from MASSIVE and BANKING77: labels follow from the canonical
 `(intent, {slot: value})` frame (slot values NFKC-casefolded, spaces collapsed).
 
-Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-DE/sw-KE):
+Mappings (MAPPINGS; a domain's spec names the ones that feed it and their shares,
+domains/corpora/feeds.py): "massive/en-US" and "banking77" (the project's conversational domain),
+"massive/translations" (MASSIVE de-DE/sw-KE, the multilingual domain):
 - same frame, different text -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
   punctuation), and only when the two texts pass common.paraphrase_guard (same numbers and names,
   no constraint word on one side, same content words): one intent is not one answer ("Top up on
@@ -15,7 +17,7 @@ Mapping (conversational: MASSIVE en-US and BANKING77; multilingual: MASSIVE de-D
 - MASSIVE: same scenario, different intent (alarm_set vs alarm_query) -> RELATED_UNSAFE;
   different scenario -> UNRELATED. BANKING77: intents sharing a name word (card_arrival vs
   card_linking) -> RELATED_UNSAFE; no shared word and text overlap < 0.2 -> UNRELATED.
-- multilingual, MASSIVE parallel ids: the en-US utterance and its de-DE/sw-KE version ->
+- massive/translations, MASSIVE parallel ids: the en-US utterance and its de-DE/sw-KE version ->
   ADVERSARIAL only when the translators localised a name (`localised_change`: "time in new york"
   -> "uhrzeit in berlin"), so the request itself differs; a plain translation is dropped (an
   assistant action or a frame is the same in any language: "volume up" en/de is no MISS).
@@ -37,20 +39,19 @@ the user's account, so they stay cacheable; only `exchange_rate` ("How is the ex
 doing?") asks for a live figure.
 
 Verification: the expected answer is the canonical frame as canonical JSON (the thing the label
-was decided from): alias_exact_match in conversational, translated_exact_match (with the
-locale's language) in multilingual.
+was decided from): alias_exact_match for massive/en-US and banking77, translated_exact_match (with
+the locale's language) for massive/translations.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Mapping
 
 from domains.base import Candidate, GenContext, canonical_json, normalize_text
 from domains.text import NUMBER_WORDS
-from domains.corpora.common import (cut_off, generator, make, overlap, paraphrase_guard, pick, records, request_form,
-                                    unfinished)
+from domains.corpora.common import cut_off, make, overlap, paraphrase_guard, pick, records, request_form, unfinished
 
 OPEN_INTENTS = frozenset({"general_quirky", "qa_factoid", "qa_maths", "general_joke", "general_greet",
                           "audio_volume_other", "cooking_query", "social_post", "email_sendemail"})
@@ -75,10 +76,6 @@ LOCALISED_SLOTS = frozenset({"place_name", "person", "business_name", "artist_na
 GENERIC_VALUE_WORDS = frozenset("""the a an our my your this that here there home city town village world country
 state downtown uptown location place area region local nearby department office ministry school work house
 street market center centre""".split())
-FRACTIONS = {
-    "conversational": {"EQUIV": 0.1, "PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.4, "ADVERSARIAL": 0.3, "UNRELATED": 0.5},
-    "multilingual": {"PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.35, "ADVERSARIAL": 0.25, "UNRELATED": 0.35},
-}
 GROUNDING = {
     "EQUIV": "A user repeats the same assistant command with different casing or punctuation.",
     "PARA_SAFE": "Two users word the same assistant request (same intent, same slot values) differently.",
@@ -142,10 +139,10 @@ def _sub(ra, rb) -> str:
     return f"{base}+{reason}" if reason else base
 
 
-def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
+def _cand(ctx: GenContext, label: str, ra, rb, why: str, translated: bool) -> Candidate:
     la, lb = LANG.get(ra.locale, ra.locale[:2]), LANG.get(rb.locale, rb.locale[:2])
     ans_a, ans_b = answer(ra), answer(rb)
-    if ctx.domain == "multilingual":
+    if translated:
         method, payload = "translated_exact_match", {"lang_a": la, "lang_b": lb, "aliases_a": [], "aliases_b": []}
     else:
         method, payload = "alias_exact_match", {"aliases_a": [], "aliases_b": []}
@@ -158,8 +155,9 @@ def _cand(ctx: GenContext, label: str, ra, rb, why: str) -> Candidate:
         original_label=f"{ra.intent}|{rb.intent}", template_id=f"{ra.corpus}:{ra.intent}", generator=ra.corpus)
 
 
-def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candidate]]:
-    """Candidate pools per label from one locale's utterances (mapping in the module docstring)."""
+def _pools(ctx: GenContext, recs: list, drops: Counter, translated: bool) -> dict[str, list[Candidate]]:
+    """Candidate pools per label from one locale's utterances (mapping in the module docstring);
+    `translated`: verified by translated_exact_match (massive/translations)."""
     pools: dict[str, list[Candidate]] = defaultdict(list)
     recs = [r for r in recs if r.intent not in OPEN_INTENTS and _usable(r, drops)]
     german = bool(recs) and recs[0].locale.startswith("de")
@@ -183,7 +181,7 @@ def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candid
             label = "EQUIV" if normalize_text(ra.text) == normalize_text(rb.text) else "PARA_SAFE"
             why = (f"Same canonical frame {key}, and the wordings differ only in function words, word forms or "
                    "punctuation (same numbers, names and content words, no added constraint).")
-            pools[label].append(_cand(ctx, label, ra, rb, why))
+            pools[label].append(_cand(ctx, label, ra, rb, why, translated))
     # one slot value changed: bucket by (intent, frame without that slot)
     buckets: dict[str, list] = defaultdict(list)
     for r in recs:
@@ -206,7 +204,7 @@ def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candid
                 drops["slot_change_overlap_between_bands"] += 1
                 continue
             pools[label].append(_cand(ctx, label, ra, rb, f"Same intent {ra.intent}; slot '{slot}' changed from "
-                                                          f"'{va}' to '{vb}' (word overlap {ov:.2f})."))
+                                                          f"'{va}' to '{vb}' (word overlap {ov:.2f}).", translated))
     # different intents: pair each intent's utterances with the next intent's, in a seeded order
     by_intent: dict[str, list] = defaultdict(list)
     for r in recs:
@@ -224,7 +222,7 @@ def _pools(ctx: GenContext, recs: list, drops: Counter) -> dict[str, list[Candid
             if label is None:
                 drops["different_intents_overlapping_text"] += 1
                 continue
-            pools[label].append(_cand(ctx, label, ra, rb, f"Different intents {ia} and {ib}."))
+            pools[label].append(_cand(ctx, label, ra, rb, f"Different intents {ia} and {ib}.", translated))
     return pools
 
 
@@ -309,36 +307,34 @@ def canonical_json_loads(text: str) -> Any:
     return json.loads(text)
 
 
-def conversational_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """MASSIVE en-US and BANKING77 intent pairs for conversational."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
-    used: set[str] = set()
-    share = {k: v / 2 for k, v in FRACTIONS["conversational"].items()}
+def massive_en_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                       drops: Counter) -> list[Candidate]:
+    """MASSIVE en-US intent pairs (alias_exact_match)."""
     massive = [r for r in records(ctx, "massive") if r.locale == "en-US"]
-    out = pick(ctx, "massive/en-US", _pools(ctx, massive, drops), share, drops, used)
-    out += pick(ctx, "banking77", _pools(ctx, list(records(ctx, "banking77")), drops), share, drops, used)
-    return out, drops
+    return pick(ctx, "massive/en-US", _pools(ctx, massive, drops, False), shares, drops, used)
 
 
-def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """MASSIVE de-DE/sw-KE within-language pairs and en-US -> translation pairs for multilingual."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
+def banking77_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                      drops: Counter) -> list[Candidate]:
+    """BANKING77 intent pairs (alias_exact_match)."""
+    return pick(ctx, "banking77", _pools(ctx, list(records(ctx, "banking77")), drops, False), shares, drops, used)
+
+
+def massive_translations_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                                 drops: Counter) -> list[Candidate]:
+    """MASSIVE's other locales (de-DE, sw-KE): within-language pairs and en-US -> localised
+    translation pairs (translated_exact_match); the shares are spread evenly over the locales."""
     allrecs = records(ctx, "massive")
     locales = sorted({r.locale for r in allrecs} - {"en-US"})
-    used: set[str] = set()
     out: list[Candidate] = []
-    share = {k: v / max(1, len(locales)) for k, v in FRACTIONS["multilingual"].items()}
+    share = {k: v / max(1, len(locales)) for k, v in shares.items()}
     en = {r.parallel_id: r for r in allrecs if r.locale == "en-US"}
     by_id: dict[str, list] = defaultdict(list)
     for r in allrecs:
         by_id[r.parallel_id].append(r)
     for loc in locales:
         recs = [r for r in allrecs if r.locale == loc]
-        pools = _pools(ctx, recs, drops)
+        pools = _pools(ctx, recs, drops, True)
         pools["ADVERSARIAL"] = []   # within-language slot swaps are left to the curated operators here
         for r in recs:
             src = en.get(r.parallel_id)
@@ -357,10 +353,10 @@ def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
                 ctx, "ADVERSARIAL", src, r,
                 f"MASSIVE id {r.parallel_id}: the {loc} translators localised {slot} '{va}' to '{vb}', so the {loc} "
                 f"request is about another {slot.replace('_', ' ')} (and in another language); a cached answer "
-                f"to one does not answer the other."))
+                f"to one does not answer the other.", True))
         out += pick(ctx, f"massive/{loc}", pools, share, drops, used)
-    return out, drops
+    return out
 
 
-conversational_rows = generator(conversational_build)
-multilingual_rows = generator(multilingual_build)
+MAPPINGS = {"massive/en-US": massive_en_mapping, "banking77": banking77_mapping,
+            "massive/translations": massive_translations_mapping}

@@ -1,6 +1,8 @@
-"""existing_benchmark multilingual rows: XQuAD parallel questions, plus PAWS-X German pairs.
+"""existing_benchmark rows from XQuAD parallel questions: the mapping "xquad" (MAPPINGS; a domain's
+spec names it with its shares, domains/corpora/feeds.py: the project's multilingual domain, after
+"paws_x").
 
-XQuAD mapping (multilingual domain, translated_exact_match with each language's answers):
+XQuAD mapping (translated_exact_match with each language's answers):
 - the English question and its translation (same XQuAD id) -> ADVERSARIAL: the same request in
   another language, near-identical for a multilingual embedder, but a cached answer would come in
   the wrong language (the multilingual domain's convention for translations, see
@@ -17,12 +19,11 @@ collections"), so without it a question is underspecified and its answer span un
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Mapping
 
 from domains.base import Candidate, GenContext, normalize_text
-from domains.corpora.benchmarks import paws_x_build
-from domains.corpora.common import generator, make, pick, records
+from domains.corpora.common import make, pick, records
 
-FRACTIONS = {"ADVERSARIAL": 0.25, "RELATED_UNSAFE": 0.15}
 GROUNDING = {
     "ADVERSARIAL": "Users share a passage and ask the same question about it in two languages; each expects an answer in their own.",
     "RELATED_UNSAFE": "Two users share the same passage and ask different questions about it.",
@@ -47,11 +48,9 @@ def passage(r) -> tuple[dict[str, str], ...]:
     return ({"role": "user", "content": " ".join(r.context.split())},)
 
 
-def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
+def xquad_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
+                  drops: Counter) -> list[Candidate]:
     """XQuAD cross-language and same-passage pairs (mapping in the module docstring)."""
-    drops: Counter = Counter()
-    if ctx.datasets is None:
-        return [], drops
     recs = records(ctx, "xquad")
     by_id: dict[str, dict[str, object]] = defaultdict(dict)
     by_context: dict[tuple[str, str], list] = defaultdict(list)
@@ -85,15 +84,7 @@ def xquad_build(ctx: GenContext, used: set[str] | None = None) -> tuple[list[Can
                 continue
             pools["RELATED_UNSAFE"].append(_cand(ctx, "RELATED_UNSAFE", a, b,
                                                  "Two questions on one XQuAD passage with different answers."))
-    return pick(ctx, "xquad", pools, FRACTIONS, drops, used), drops
+    return pick(ctx, "xquad", pools, shares, drops, used)
 
 
-def multilingual_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """existing_benchmark rows for multilingual: PAWS-X German pairs, then XQuAD."""
-    used: set[str] = set()
-    pawsx, d1 = paws_x_build(ctx, used)
-    xq, d2 = xquad_build(ctx, used)
-    return pawsx + xq, d1 + d2
-
-
-multilingual_rows = generator(multilingual_build)
+MAPPINGS = {"xquad": xquad_mapping}

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping
 
 from domains.corpora import mining
 from domains.curated import read_curated
-from domains.base import LABELS, Candidate, DomainSpec, LMHooks, Operator, Provenance
+from domains.base import LABELS, Candidate, DomainSpec, LMHooks, MinedRule, Operator, Provenance
 from domains.lm import followups as lm_followups
 from domains.families import capped_builder, far_rotation, method_generators, round_robin, surface
 from domains.multi_turn import lm_hooks
@@ -216,7 +216,7 @@ _build = capped_builder(DOMAIN, _pools, LABELS, spare=8, tries=1)
 SPEC = DomainSpec(
     name=DOMAIN,
     description="The same or a similar final message after earlier turns; answers depend on the conversation.",
-    generators={**method_generators(DOMAIN, _build.for_ctx), "real_traffic_mined": mining.multi_turn_traffic_rows,
+    generators={**method_generators(DOMAIN, _build.for_ctx), "real_traffic_mined": mining.real_traffic_rows,
                 "lm_generated": lambda ctx: lm_followups.generate(SPEC, ctx)},
     verifier="context_rubric",
     operators=OPERATORS,
@@ -224,4 +224,5 @@ SPEC = DomainSpec(
     version=VERSION,
     lm=LMHooks(source_file="sources/curated/multi_turn.yaml", follow_ups=lm_hooks.follow_ups,
                pair_follow_ups=lm_hooks.pair_follow_ups),
+    mined_rules=(MinedRule("follow_up"),),   # the same mined follow-up after two conversations, or twice in one
 )

@@ -35,8 +35,8 @@ Layout, in the order data flows:
 """
 from __future__ import annotations
 
-from domains.base import DomainSpec, LMHooks
-from domains.corpora import bfcl as corpus_bfcl
+from domains.base import CorpusFeed, DomainSpec, LMHooks
+from domains.corpora.feeds import corpus_rows
 from domains.families import method_generators
 from domains.lm import edits as lm_edit_task, generate as lm_paraphrase_task
 from domains.tool.lm_hooks import lm_edit_seeds, lm_items, lm_resolve_edit
@@ -55,7 +55,7 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Function-calling requests; the answer is the canonical tool call (JSON Schema validated).",
     generators={**method_generators(DOMAIN, lambda ctx: plan()[0], ("curated", "intent_bottom_up", "adversarial_perturbation")),
-                "existing_benchmark": corpus_bfcl.tool_rows,
+                "existing_benchmark": corpus_rows("existing_benchmark"),
                 "lm_generated": lambda ctx: lm_paraphrase_task.generate(SPEC, ctx)[0] + lm_edit_task.generate(SPEC, ctx)[0]},
     verifier="json_schema_call",
     operators=OPERATORS,
@@ -64,4 +64,6 @@ SPEC = DomainSpec(
     # A model rewords a request (every slot value kept) or rewrites it with one slot changed, which the
     # canonical call then answers (domains/tool/lm_hooks.py).
     lm=LMHooks(items=lm_items, source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
+    corpus_feeds={"existing_benchmark": (CorpusFeed(("bfcl",), {"EQUIV": 0.1, "PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.2,
+                                                               "ADVERSARIAL": 0.25, "UNRELATED": 0.2}),)},
 )

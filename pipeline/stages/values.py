@@ -4,37 +4,17 @@ The IO manager pickles them between steps (and between processes under the multi
 executor), so they hold only picklable data: candidates, outcomes, strings, numbers, plain dicts.
 Sequences are tuples so a value cannot be changed by the step that reads it. Artefacts that are
 JSON documents or files (`source_manifest`, `cachebench`, the written-file maps, `build_manifest`)
-stay plain dicts and lists; `row_difficulty` is `pipeline.stages.difficulty.DifficultyResult`.
+stay plain dicts and lists; `row_difficulty` is `pipeline.stages.difficulty.DifficultyResult`;
+mining's own types come from the layer that makes them (domains.corpora.mining: `PreparedShard` from
+each slot step, `MinedPairs` from `mined_pairs`, which candidate_rows hands the generators as it is).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from domains.base import Candidate, Outcome
+from domains.corpora.mining import MinedPairs, PreparedShard  # noqa: F401 (mining's values, handed on as they are)
 from pipeline.stages.selection import Selection, SelectedRow
-
-
-@dataclass(frozen=True)
-class MinedShard:
-    """One real-traffic shard prepared for pairing (domains.corpora.mining.PreparedShard: its usable
-    turns, drops, and its single-turn prompts' MinHash signatures and MiniLM vectors)."""
-
-    shard: str
-    prepared: Any
-
-
-@dataclass(frozen=True)
-class MinedPairs:
-    """mined_pairs: the shards in order, their candidates in content-key order, drops summed."""
-
-    shards: tuple[str, ...] = ()
-    candidates: tuple[Candidate, ...] = ()
-    drops: dict[str, int] = field(default_factory=dict)
-
-    def for_generators(self) -> dict:
-        """What GenContext.mined holds: domains/corpora/mining.py reads it as {"candidates", "drops"}."""
-        return {"candidates": list(self.candidates), "drops": dict(self.drops)}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from domains.base import GenContext
-from domains.corpora import benchmarks, common, intents, xquad
+from domains.corpora import benchmarks, common, intents
+from domains.corpora.feeds import corpus_build, mapping_build
 from domains.verify import verify
 from sources.base import IntentRecord, QARecord
 
@@ -40,7 +41,7 @@ def _massive(rid, locale, text, intent, slots=()):
 def test_declarative_benchmark_sentences_are_sent_as_fact_check_requests(fixtures):
     # 14 of 120 conversational rows of a corpora build were bare news or encyclopedia sentences
     # ("The FDA said ..."), which nobody sends to an assistant as they are.
-    conv, _ = benchmarks.conversational_build(ctx("conversational", fixtures))
+    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
     assert {c.source for c in conv} == {"paws", "mrpc"}
     sentences = {}
     for corpus in ("paws", "mrpc"):
@@ -58,7 +59,7 @@ def test_declarative_benchmark_sentences_are_sent_as_fact_check_requests(fixture
     assert rows[("Is this statement true? Mara sold the farm to Tomas in 1902 .",
                   "Is this statement true? Tomas sold the farm to Mara in 1902 .")] == "ADVERSARIAL"
     # QQP questions stay as written
-    qqp, _ = benchmarks.qa_open_build(ctx("qa_open", fixtures))
+    qqp, _ = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
     assert qqp and not any(c.provenance.template_id.endswith(":framed") for c in qqp)
 
 
@@ -75,7 +76,7 @@ def test_live_and_state_changing_intents_never_hit_and_take_their_policy():
             _massive("6-en", "en-US", "how do i make the pancakes", "cooking_recipe", [("food_type", "pancakes")]),
             _massive("7-en", "en-US", "wake me up at seven am", "alarm_set", [("time", "seven am")])]
     d = Counter()
-    pools = intents._pools(ctx("conversational", None), recs, d)
+    pools = intents._pools(ctx("conversational", None), recs, d, False)
     assert d["utterance_cut_off"] == 2
     assert common.paraphrase_guard(recs[0].text, recs[1].text) is None    # a paraphrase, but live
     hits = [c for lab in ("EQUIV", "PARA_SAFE") for c in pools[lab]]
@@ -91,7 +92,7 @@ def test_live_and_state_changing_intents_never_hit_and_take_their_policy():
     # the multilingual domain holds the same markers (no time word in "wie wird das wetter in berlin")
     de = [_massive("8-de", "de-DE", "wie wird das wetter in berlin", "weather_query", [("place_name", "berlin")]),
           _massive("9-de", "de-DE", "wie mache ich pfannkuchen", "cooking_recipe", [("food_type", "pfannkuchen")])]
-    ml = [c for pool in intents._pools(ctx("multilingual", None), de, Counter()).values() for c in pool]
+    ml = [c for pool in intents._pools(ctx("multilingual", None), de, Counter(), True).values() for c in pool]
     assert ml and all(c.verification_payload["policy"] == "time_sensitive" and verify(c).passed for c in ml)
     # BANKING77: FAQ intents stay cacheable, the live exchange rate does not
     texts = [("How is the exchange rate doing?", "exchange_rate"), ("How's the exchange rate doing?", "exchange_rate"),
@@ -99,7 +100,7 @@ def test_live_and_state_changing_intents_never_hit_and_take_their_policy():
     bank = [IntentRecord("banking77", "train", str(i), "train.csv", "CC-BY-4.0", text=t, intent=intent)
             for i, (t, intent) in enumerate(texts)]
     assert common.paraphrase_guard(texts[0][0], texts[1][0]) is None
-    pools = intents._pools(ctx("conversational", None), bank, Counter())
+    pools = intents._pools(ctx("conversational", None), bank, Counter(), False)
     assert {c.provenance.original_label for c in pools["PARA_SAFE"]} == {"top_up|top_up"}
     misses = pools["RELATED_UNSAFE"] + pools["UNRELATED"]
     assert misses and all(c.verification_payload["policy"] == "time_sensitive" for c in misses)
@@ -136,10 +137,10 @@ def test_xquad_pairs_have_a_non_english_side(fixtures):
     recs = [QARecord("xquad", lang, f"q{i}", f"xquad.{lang}.json", "CC-BY-SA-4.0", question=questions[lang][i],
                      answers=answers[lang][i], language=lang, parallel_id=f"{lang}{i}", context=passages[lang])
             for lang in ("en", "de") for i in range(2)]
-    cands, drops = xquad.xquad_build(ctx("multilingual", _Datasets(xquad=recs)))
+    cands, drops = mapping_build(ctx("multilingual", _Datasets(xquad=recs)), "xquad")
     related = [(c.query_a, c.query_b) for c in cands if c.label == "RELATED_UNSAFE"]
     assert related == [("Wie lang ist die Tessa?", "Wann wurde die Tessa überbrückt?")]
     assert drops["english_only_pair"] == 1
-    cands, _ = xquad.xquad_build(ctx("multilingual", fixtures))
+    cands, _ = mapping_build(ctx("multilingual", fixtures), "xquad")
     langs = [(c.verification_payload["lang_a"], c.verification_payload["lang_b"]) for c in cands]
     assert langs and ("en", "en") not in langs

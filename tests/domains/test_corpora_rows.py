@@ -12,7 +12,8 @@ import pytest
 from domains import get_domain
 from domains.base import GenContext
 from domains.base import normalize_text
-from domains.corpora import benchmarks, bfcl, common, intents, licences, xquad
+from domains.corpora import benchmarks, bfcl, common, intents, licences
+from domains.corpora.feeds import corpus_build, mapping_build
 from sources.base import IntentRecord, ToolRecord
 from domains.verify import verify
 
@@ -21,10 +22,11 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 FIXTURES = Path(__file__).resolve().parents[2] / "sources" / "fixtures"
 REAL = Path("/work/shared/datasets")
-BUILDS = [("qa_factual", benchmarks.ambignq_build), ("qa_open", benchmarks.qa_open_build),
-          ("conversational", benchmarks.conversational_build), ("conversational", intents.conversational_build),
-          ("multilingual", intents.multilingual_build), ("multilingual", xquad.multilingual_build),
-          ("tool", bfcl.tool_build)]
+# (domain, corpus method): the corpus feeds each domain's spec declares (domains/corpora/feeds.py)
+BUILDS = [("qa_factual", "existing_benchmark"), ("qa_open", "existing_benchmark"),
+          ("conversational", "existing_benchmark"), ("conversational", "intent_bottom_up"),
+          ("multilingual", "intent_bottom_up"), ("multilingual", "existing_benchmark"),
+          ("tool", "existing_benchmark")]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +45,8 @@ def by_record(cands):
 
 
 def test_embedded_default_unchanged():
-    for domain, build in BUILDS:
-        assert build(ctx(domain, None)) == ([], Counter())
+    for domain, method in BUILDS:
+        assert corpus_build(ctx(domain, None), method) == ([], Counter())
     for domain in ("qa_factual", "qa_open", "conversational", "multilingual", "tool"):
         gens = get_domain(domain).generators
         corpus = [m for m in gens if m in ("existing_benchmark",) or (m == "intent_bottom_up" and domain != "tool")]
@@ -52,9 +54,9 @@ def test_embedded_default_unchanged():
 
 
 def test_every_fixture_row_verifies_and_is_documented(fixtures):
-    for domain, build in BUILDS:
-        cands, _ = build(ctx(domain, fixtures))
-        assert cands, (domain, build.__name__)
+    for domain, method in BUILDS:
+        cands, _ = corpus_build(ctx(domain, fixtures), method)
+        assert cands, (domain, method)
         for c in cands:
             assert verify(c).passed, (c.query_a, c.query_b, verify(c))
             assert c.licence == licences.LICENCES[c.source][0]  # the loader's licence, word for word
@@ -62,7 +64,7 @@ def test_every_fixture_row_verifies_and_is_documented(fixtures):
 
 
 def test_qqp_mapping(fixtures):
-    cands, drops = benchmarks.qa_open_build(ctx("qa_open", fixtures))
+    cands, drops = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
     labels = {(c.query_a, c.query_b): (c.label, c.provenance.original_label) for c in cands}
     # is_duplicate=1 but other words ("bad" vs "harm"): not a provable paraphrase, left out
     assert ("Is coffee bad for your heart?", "Does drinking coffee harm the heart?") not in labels
@@ -195,16 +197,16 @@ def test_ambignq_disambiguation_rules():
 
 
 def test_paws_mrpc_and_paws_x_mapping(fixtures):
-    conv, _ = benchmarks.conversational_build(ctx("conversational", fixtures))
+    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
     assert {c.source for c in conv} == {"paws", "mrpc"}
     adv = [c for c in conv if c.label == "ADVERSARIAL"]
     assert adv and all(c.provenance.original_label == 0 and c.verification_payload["word_overlap"] >= benchmarks.HIGH for c in adv)
-    ml, _ = benchmarks.paws_x_build(ctx("multilingual", fixtures))
+    ml, _ = mapping_build(ctx("multilingual", fixtures), "paws_x")
     assert ml and {c.label for c in ml} <= {"PARA_SAFE", "ADVERSARIAL", "EQUIV"} and {c.source for c in ml} == {"paws_x"}
 
 
 def test_ambignq_mapping(fixtures):
-    cands, _ = benchmarks.ambignq_build(ctx("qa_factual", fixtures))
+    cands, _ = corpus_build(ctx("qa_factual", fixtures), "existing_benchmark")
     rows = {(c.query_a, c.query_b): c for c in cands}
     c = rows[("Who won the 1998 village chess cup, men's title?", "Who won the 1998 village chess cup, women's title?")]
     assert c.label == "RELATED_UNSAFE" and c.verification_method == "alias_exact_match"
@@ -214,7 +216,7 @@ def test_ambignq_mapping(fixtures):
 
 
 def test_intent_mapping_from_canonical_frames(fixtures):
-    cands, _ = intents.conversational_build(ctx("conversational", fixtures))
+    cands, _ = corpus_build(ctx("conversational", fixtures), "intent_bottom_up")
     assert cands
     for c in cands:
         fa, fb = json.loads(c.expected_answer_a), json.loads(c.expected_answer_b)
@@ -231,7 +233,7 @@ def test_slot_values_and_massive_cross_language(fixtures):
     assert not intents.clearly_different("seven am", "7 am")
     assert not intents.clearly_different("paris", "paris france")
     assert intents.clearly_different("seven am", "eight am")
-    ml, drops = intents.multilingual_build(ctx("multilingual", fixtures))
+    ml, drops = corpus_build(ctx("multilingual", fixtures), "intent_bottom_up")
     assert drops["translation_without_localised_value"] > 0
     cross = [c for c in ml if c.verification_payload.get("lang_a", c.verification_payload.get("underlying_payload", {}).get("lang_a")) == "en"]
     for c in cross:   # a cross-language MISS row must name a changed value, never an identical frame
@@ -263,7 +265,7 @@ def test_massive_cross_language_only_localised_names():
             _massive("4-en", "en-US", "any news from america", "news_query", [("place_name", "america")]),
             _massive("4-de", "de-DE", "nachrichten aus amerika", "news_query", [("place_name", "amerika")]),
             _massive("4-sw", "sw-KE", "habari kutoka marekani", "news_query", [("place_name", "marekani")])]
-    cands, drops = intents.multilingual_build(ctx("multilingual", FakeDatasets(massive=recs)))
+    cands, drops = corpus_build(ctx("multilingual", FakeDatasets(massive=recs)), "intent_bottom_up")
     cross = {(c.query_a, c.query_b): c for c in cands if c.label == "ADVERSARIAL"}
     assert set(cross) == {("what time is it in new york", "wie spät ist es in berlin")}
     assert "'new york' to 'berlin'" in cross[("what time is it in new york", "wie spät ist es in berlin")].rationale
@@ -281,7 +283,7 @@ def test_banking77_agent_replies_and_cut_off_records_are_not_used():
                 ("Transfers may show up as pending for up to one day.", "top_up"),
                 ("Top up on my Google Pay isn't working.", "top_up"), ("I want to top up with my", "top_up")])]
     d = Counter()
-    pools = intents._pools(ctx("conversational", None), recs, d)
+    pools = intents._pools(ctx("conversational", None), recs, d, False)
     assert d["utterance_not_a_request"] == 1 and d["utterance_unfinished"] == 1
     assert [(c.query_a, c.query_b) for c in pools["PARA_SAFE"]] in ([("How do I top up my card?", "How can I top up my card?")],
                                                                    [("How can I top up my card?", "How do I top up my card?")])
@@ -298,7 +300,7 @@ def test_bfcl_schema_mapping_and_calls(fixtures):
     assert bfcl.ground_call([{"f": {"a": [1], "u": ["km", ""]}}])[:2] == ("f", {"a": 1})
     assert bfcl.ground_call([{"f": {"a": [1], "u": ["km", ""]}}], frozenset({"u"}))[:2] == ("f", {"a": 1, "u": "km"})
     assert bfcl.ground_call([{"f": {"w": [12, 2], "h": [2, 12]}}]) is None
-    cands, drops = bfcl.tool_build(ctx("tool", fixtures))
+    cands, drops = corpus_build(ctx("tool", fixtures), "existing_benchmark")
     assert cands and drops["category_not_single_call"] > 0
     for c in cands:
         assert c.verification_method in ("json_schema_call", "policy_no_cache") and c.tools_a and c.tools_b
@@ -327,7 +329,7 @@ def test_bfcl_same_function_pairs_need_a_real_argument_change():
             _bfcl("2", "Search for attractions in Paris that are free to enter.", "Paris, France"),
             _bfcl("3", "Check the forecast for Lisbon on 08-16-2022.", "Lisbon"),
             _bfcl("4", "Check the forecast for Lisbon on 08-16-2022.", "Lisbon, Portugal")]
-    cands, drops = bfcl.tool_build(ctx("tool", FakeDatasets(bfcl=recs)))
+    cands, drops = corpus_build(ctx("tool", FakeDatasets(bfcl=recs)), "existing_benchmark")
     pairs = {frozenset(c.provenance.source_record.replace("live_simple/", "").split("|")) for c in cands}
     assert frozenset({"1", "2"}) not in pairs and frozenset({"3", "4"}) not in pairs   # one place, two spellings
     assert drops["changed_argument_formatting_variant"] == 1 and drops["identical_question_different_ground_truth"] == 1
@@ -336,7 +338,7 @@ def test_bfcl_same_function_pairs_need_a_real_argument_change():
 
 
 def test_xquad_cross_language(fixtures):
-    cands, _ = xquad.xquad_build(ctx("multilingual", fixtures))
+    cands, _ = mapping_build(ctx("multilingual", fixtures), "xquad")
     adv = [c for c in cands if c.label == "ADVERSARIAL"]
     assert adv
     for c in adv:
@@ -351,22 +353,22 @@ def test_xquad_cross_language(fixtures):
 
 
 def test_caps_follow_need(fixtures):
-    small, _ = benchmarks.conversational_build(ctx("conversational", fixtures, {"PARA_SAFE": 4, "ADVERSARIAL": 4}))
+    small, _ = corpus_build(ctx("conversational", fixtures, {"PARA_SAFE": 4, "ADVERSARIAL": 4}), "existing_benchmark")
     assert Counter(c.label for c in small)["PARA_SAFE"] <= 2  # 0.25 * 4 per corpus share, rounded up
 
 
 def test_generation_is_deterministic(fixtures):
     from sources.datasets_dir import DatasetsDir
 
-    for domain, build in BUILDS:
-        a = [c.key for c in build(ctx(domain, fixtures))[0]]
-        b = [c.key for c in build(ctx(domain, DatasetsDir(FIXTURES)))[0]]
+    for domain, method in BUILDS:
+        a = [c.key for c in corpus_build(ctx(domain, fixtures), method)[0]]
+        b = [c.key for c in corpus_build(ctx(domain, DatasetsDir(FIXTURES)), method)[0]]
         assert a == b
 
 
 def test_commercial_only_drops_qqp_and_mrpc(fixtures):
-    qqp, _ = benchmarks.qa_open_build(ctx("qa_open", fixtures))
-    conv, _ = benchmarks.conversational_build(ctx("conversational", fixtures))
+    qqp, _ = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
+    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
     assert qqp and not any(licences.commercial_ok(c) for c in qqp)
     assert not any(licences.commercial_ok(c) for c in conv if c.source == "mrpc")
     assert all(licences.commercial_ok(c) for c in conv if c.source == "paws")
@@ -376,7 +378,7 @@ def test_commercial_only_drops_qqp_and_mrpc(fixtures):
 
 def test_commercial_only_keeps_lm_rows_of_an_open_model_on_open_seeds(fixtures):
     # An LM row's source is "lm:<model>": the model's licence and the seeds' licence both decide.
-    qqp, _ = benchmarks.qa_open_build(ctx("qa_open", fixtures))
+    qqp, _ = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
     curated = licences.LICENCES["curated"][0]
     smol = qqp[0].with_(source="lm:HuggingFaceTB/SmolLM2-135M-Instruct", licence=curated)
     assert licences.commercial_ok(smol)
@@ -410,9 +412,9 @@ def test_real_corpora_yield_verified_rows():
     from sources.datasets_dir import DatasetsDir
 
     ds, prof = DatasetsDir(REAL), load_profile("v1.1")
-    for domain, build in BUILDS:
-        cands, drops = build(ctx(domain, ds, dict(prof.matrix[domain])))
-        assert len(cands) >= 20, (domain, build.__name__, drops)
+    for domain, method in BUILDS:
+        cands, drops = corpus_build(ctx(domain, ds, dict(prof.matrix[domain])), method)
+        assert len(cands) >= 20, (domain, method, drops)
         assert all(verify(c).passed for c in cands)
 
 
@@ -449,8 +451,8 @@ def test_commercial_only_drops_every_sharegpt_derived_row(tmp_path):
     root = _sharegpt_with_mined_pairs(tmp_path / "ds")
     ds, cache = DatasetsDir(root), tmp_path / "cache"
     names = mining.shards(ds)
-    res = mining.pair([mining.prepare_shard(ds, s, cache) for s in names])
-    mined = MinedPairs(tuple(names), tuple(res.candidates), dict(res.drops))
+    mined = mining.mine(ds, names, cache)
+    assert isinstance(mined, MinedPairs) and mined.shards == tuple(names)
     assert {c.domain for c in mined.candidates} == {"conversational", "creative", "multi_turn"}
     sharegpt_licence = licences.LICENCES["sharegpt"]
     assert sharegpt_licence[1] is False

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def test_candidates_verify(a, b, domain, vm):
 
 def test_no_datasets_yields_nothing():
     ctx = GenContext(domain="conversational", profile="v1.1", need={}, datasets=None)
-    assert list(M.real_traffic_rows(ctx)) == [] and list(M.creative_traffic_rows(ctx)) == []
+    assert list(M.real_traffic_rows(ctx)) == [] and list(M.real_traffic_rows(replace(ctx, domain="creative"))) == []
     assert M.shards(None) == []
 
 
@@ -101,11 +102,11 @@ def test_fixture_shards_mine_without_pairs(tmp_path):
         "lmsys_arena/arena-hard-v0.1_question.jsonl", "lmsys_arena/arena-hard-v2.0_question.jsonl",
         "sharegpt/ShareGPT_V3_filtered_500.json", "sharegpt/sg_90k_part1_html_cleaned_lang_first_sampled_sorted.json",
         "wildchat/data/train-00000-of-00001.parquet"]
-    results = [M.mine(ds, s, cache_dir=tmp_path) for s in M.shards(ds)]
+    results = [M.mine(ds, [s], cache_dir=tmp_path) for s in M.shards(ds)]
     assert sum(r.n_prompts for r in results) == 30  # 31 records, one ShareGPT record without a human turn
-    assert sum((r.drops for r in results), Counter()) == Counter({"empty_prompt": 1})
-    assert all(r.candidates == [] for r in results)  # the fixtures hold no duplicate prompts
-    assert M.pair([M.prepare_shard(ds, s, tmp_path) for s in M.shards(ds)]).candidates == []
+    assert sum((Counter(r.drops) for r in results), Counter()) == Counter({"empty_prompt": 1})
+    assert all(r.candidates == () for r in results)  # the fixtures hold no duplicate prompts
+    assert M.mine(ds, cache_dir=tmp_path).candidates == ()
 
 
 PLANTED = [  # (a, b): found only through the ANN index (they are not duplicates after normalisation)
@@ -128,7 +129,7 @@ def _fixtures_plus_planted(root: Path) -> DatasetsDir:
 
 def test_planted_pairs_are_found_routed_and_verified(tmp_path):
     ds = _fixtures_plus_planted(tmp_path / "ds")
-    res = M.mine(ds, "sharegpt/ShareGPT_V3_filtered_500.json", cache_dir=tmp_path / "cache")
+    res = M.mine(ds, ["sharegpt/ShareGPT_V3_filtered_500.json"], cache_dir=tmp_path / "cache")
     got = {(c.domain, c.label, c.subcategory, c.provenance.source_record) for c in res.candidates}
     assert got == {
         ("creative", "ADVERSARIAL", "number_change", "pp0a#0|pp0b#0"),
@@ -136,16 +137,14 @@ def test_planted_pairs_are_found_routed_and_verified(tmp_path):
         ("conversational", "ADVERSARIAL", "language_swap", "pp2a#0|pp2b#0"),
         ("conversational", "EQUIV", "time_sensitive+surface_variant", "pp3a#0|pp3b#0"),
     }
-    assert res.sources["lsh"] > 0 and res.sources["ann"] >= 0
+    assert res.sources["lsh"] > 0 and res.sources.get("ann", 0) >= 0
     for c in res.candidates:
         assert c.source == "sharegpt" and c.licence.startswith("none stated") and not c.provenance.scrubbed
         assert c.binary_label == "MISS" or c.label == "EQUIV"
+    # The generators take mined rows only from ctx.mined: a datasets dir alone mines nothing.
     ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=ds)
-    os.environ["CACHEEVAL_CACHE_DIR"] = str(tmp_path / "cache")
-    try:
-        rows = list(M.creative_traffic_rows(ctx))
-    finally:
-        del os.environ["CACHEEVAL_CACHE_DIR"]
+    assert list(M.real_traffic_rows(ctx)) == []
+    rows = list(M.real_traffic_rows(replace(ctx, mined=res)))
     assert [c.provenance.source_record for c in rows] == ["pp0a#0|pp0b#0"]
 
 
@@ -155,7 +154,7 @@ from domains.base import canonical_json
 from domains.corpora import mining as M
 from sources.datasets_dir import DatasetsDir
 ds = DatasetsDir(sys.argv[1])
-out = [M.mine(ds, s, cache_dir=sys.argv[2]) for s in M.shards(ds)]
+out = [M.mine(ds, [s], cache_dir=sys.argv[2]) for s in M.shards(ds)]
 blob = canonical_json([[c.key, c.provenance.to_dict(), c.verification_payload] for r in out for c in r.candidates]
                       + [sorted(r.drops.items()) for r in out])
 print(len([c for r in out for c in r.candidates]), hashlib.sha256(blob.encode()).hexdigest())
@@ -164,10 +163,11 @@ print(len([c for r in out for c in r.candidates]), hashlib.sha256(blob.encode())
 
 def test_same_output_under_different_hash_seeds(tmp_path):
     _fixtures_plus_planted(tmp_path / "ds")
-    M.mine(DatasetsDir(tmp_path / "ds"), "sharegpt/ShareGPT_V3_filtered_500.json", cache_dir=tmp_path / "cache")
+    M.mine(DatasetsDir(tmp_path / "ds"), ["sharegpt/ShareGPT_V3_filtered_500.json"], cache_dir=tmp_path / "cache")
     outs = []
     for seed in ("0", "12345"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+        env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "PYTHONPATH": str(PROJECT_ROOT)}   # the code under test, whatever the venv's install points at
         proc = subprocess.run([sys.executable, "-c", _DUMP, str(tmp_path / "ds"), str(tmp_path / "cache")],
                               capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
         outs.append(proc.stdout.split()[-2:])
@@ -191,12 +191,15 @@ def test_real_corpora_yield_pairs(shared_datasets):
     ds = DatasetsDir(shared_datasets)
     names = M.shards(ds)
     assert sum("ShareGPT_V3_unfiltered_cleaned_split.json@" in s for s in names) >= 5  # the 125 MB file is several steps
-    res = M.pair([M.prepare_shard(ds, s) for s in names])
+    res = M.mine(ds, names)
     cands = res.candidates
     assert res.n_prompts > 61000  # every human turn is read, not only the first
     assert len(cands) >= 150 and sum(c.domain == "multi_turn" for c in cands) >= 40
     assert {c.source for c in cands} <= {"sharegpt", "lmsys_arena"}
-    assert all(c.construction_method == "real_traffic_mined" and verify(c).passed for c in cands)
+    assert all(c.construction_method == "real_traffic_mined" for c in cands)
+    # Mining does not verify: the build verifies every candidate once, in verified_rows, which drops the
+    # few that fail (2 of 385 on the shared corpora: follow-ups whose previous answers begin alike).
+    assert sum(not verify(c).passed for c in cands) <= len(cands) // 50
     assert all(c.licence.startswith("none stated") for c in cands if c.source == "sharegpt")
     assert res.sources["lsh"] > 0 and res.sources["ann"] > 0 and res.sources["follow_up"] > 0
     assert res.drops["query_too_long"] > 0 and res.drops["multi_turn:cap_per_final"] > 0
@@ -224,11 +227,11 @@ def test_mined_pairs_asset_fans_out_over_fixed_slots(tmp_path):
     steps = {rec.dagster_event.step_key for rec in instance.all_logs(res.run_id)
              if rec.dagster_event and rec.dagster_event.event_type == DagsterEventType.STEP_SUCCESS}
     assert {f"mined_pairs.mine_shard_slot_{k:02d}" for k in range(M.SHARD_SLOTS)} <= steps
-    direct = M.pair([M.prepare_shard(ds, s, cache_dir=tmp_path / "cache") for s in shards])
-    assert [c.key for c in value.candidates] == [c.key for c in direct.candidates]
-    assert value.drops == dict(sorted(direct.drops.items()))
-    ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value.for_generators())
-    assert [c.provenance.source_record for c in M.creative_traffic_rows(ctx)] == ["pp0a#0|pp0b#0"]
+    direct = M.mine(ds, shards, cache_dir=tmp_path / "cache")
+    assert isinstance(value, M.MinedPairs) and [c.key for c in value.candidates] == [c.key for c in direct.candidates]
+    assert value.drops == direct.drops and value.sources == direct.sources and value.n_prompts == direct.n_prompts
+    ctx = GenContext(domain="creative", profile="v1.1", need={}, datasets=None, mined=value)
+    assert [c.provenance.source_record for c in M.real_traffic_rows(ctx)] == ["pp0a#0|pp0b#0"]
 
 
 def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
@@ -240,7 +243,8 @@ def test_mined_pairs_asset_is_empty_without_a_datasets_dir(tmp_path):
 
     res = materialize(all_assets, selection=[AssetKey("mined_pairs")],
                       resources={"build": BuildSettings(out_dir=str(tmp_path / "out"))})
-    assert res.asset_value("mined_pairs") == MinedPairs()
+    value = res.asset_value("mined_pairs")
+    assert isinstance(value, MinedPairs) and (value.shards, value.candidates, value.drops) == ((), (), {})
 
 
 def test_slots_share_the_sorted_shards_round_robin():
@@ -260,10 +264,9 @@ def test_merge_refuses_a_run_that_lost_a_shard():
 
     from assets.sources import merge_mined_shards, slot_input
     from pipeline.core.errors import BuildError
-    from pipeline.stages.values import MinedShard
 
     part = M.PreparedShard("sharegpt/a.json", (), {}, 0)
-    slots = {slot_input(k): [] for k in range(M.SHARD_SLOTS)} | {slot_input(0): [MinedShard("sharegpt/a.json", part)]}
+    slots = {slot_input(k): [] for k in range(M.SHARD_SLOTS)} | {slot_input(0): [part]}
     with pytest.raises(BuildError, match=r"missing: \['sharegpt/b.json'\]"):
         merge_mined_shards(build_op_context(), names=["sharegpt/a.json", "sharegpt/b.json"], **slots)
     with pytest.raises(BuildError, match="15 of 16 slots"):

@@ -2,11 +2,15 @@
 
 The project's registry is found by discovery and ordered by the sampling matrix; a domain added
 from a temporary package (module + curated YAML + one matrix row, nothing else) generates,
-verifies, is selected and gets ids and a row schema of its own; a matrix row without a domain and
-a domain without a row each stop loading with a one-line error naming the domain.
+verifies, is selected and gets ids and a row schema of its own; with a datasets dir it also takes
+corpus rows (the corpus feed its spec declares) and mined rows (the mining rule its spec declares),
+still without a change anywhere else; a matrix row without a domain and a domain without a row
+each stop loading with a one-line error naming the domain.
 """
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 import textwrap
 import uuid
@@ -20,6 +24,7 @@ from domains.base import LABELS, DomainSpec
 from domains.check import generate_verified
 from pipeline.core.config import SAMPLING_FILE, ConfigError, load_profiles, matrix_domains
 from pipeline.core.errors import CacheEvalError
+from pipeline.core.paths import FIXTURES
 from pipeline.core.registry import UnknownNameError
 from pipeline.harness.contract import validate_rows
 from pipeline.stages.assembly import assemble_rows
@@ -50,13 +55,17 @@ MODULE = '''
 """astronomy: questions about the sky, from a fact table (a domain added by a test)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from domains.base import Candidate, DomainSpec, GenContext, Provenance
+from domains.base import Candidate, CorpusFeed, DomainSpec, GenContext, MinedRule, Provenance
+from domains.corpora.feeds import corpus_rows
+from domains.corpora.mining import real_traffic_rows
 from domains.curated import read_curated
 
 DOMAIN = "astronomy"
 SOURCE = Path(__file__).with_name("astronomy.yaml")
+SKY = re.compile(r"\\b(planet|planets|moon|moons|comet|comets|telescope|galaxy)\\b", re.IGNORECASE)
 
 
 def policy(c: Candidate) -> str | None:
@@ -93,8 +102,14 @@ def curated(ctx: GenContext):
                 yield _pair("UNRELATED", f, p1, g, g["phrasings"][0], "Different object and attribute.")
 
 
-SPEC = DomainSpec(name=DOMAIN, description="Questions about the night sky.", generators={"curated": curated},
-                  verifier="alias_exact_match", policy=policy)
+SPEC = DomainSpec(name=DOMAIN, description="Questions about the night sky.",
+                  generators={"curated": curated, "existing_benchmark": corpus_rows("existing_benchmark"),
+                              "real_traffic_mined": real_traffic_rows},
+                  verifier="alias_exact_match", policy=policy,
+                  # with a datasets dir: QQP pairs (a share of its need), and mined prompts about the sky
+                  corpus_feeds={"existing_benchmark": (CorpusFeed(("qqp",), {"PARA_SAFE": 0.5, "RELATED_UNSAFE": 0.5,
+                                                                             "ADVERSARIAL": 0.5}),)},
+                  mined_rules=(MinedRule("sky_question", test=lambda text: bool(SKY.search(text))),))
 '''
 
 TABLE = [("Mars", ("2", "red", "4th")), ("Venus", ("0", "yellowish white", "2nd")),
@@ -180,6 +195,65 @@ def test_a_new_domain_is_its_module_curated_file_and_matrix_row(extra, tmp_path)
     assert "astronomy" not in domain_names()
     errors = validate_rows(numbered, "b.jsonl", domains=domain_names())
     assert errors and all("astronomy" in e for e in errors)
+
+
+# Real-traffic prompts written for this test, in a ShareGPT file beside the fixtures: two pairs about the
+# sky (an EQUIV surface variant and an ADVERSARIAL number change) and one other pair.
+SKY_PAIRS = [("How many moons does Neptune have?", "how many moons does neptune have"),
+             ("List 3 facts about the planet Mars.", "List 5 facts about the planet Mars."),
+             ("Give me 3 tips for sleeping better.", "Give me 5 tips for sleeping better.")]
+
+
+def _datasets(root: Path) -> Path:
+    """A datasets dir built from the fixtures: QQP, and ShareGPT plus the SKY_PAIRS conversations."""
+    shutil.copytree(FIXTURES / "qqp", root / "qqp")
+    shutil.copytree(FIXTURES / "sharegpt", root / "sharegpt")
+    rows = [{"id": f"sky{k}{side}_0", "conversations": [{"from": "human", "value": text}]}
+            for k, pair in enumerate(SKY_PAIRS) for side, text in zip("ab", pair)]
+    (root / "sharegpt" / "sky.json").write_text(json.dumps(rows), encoding="utf-8")
+    return root
+
+
+def test_a_new_domain_takes_corpus_and_mined_rows_from_its_spec(extra, tmp_path):
+    # The same three files: the temporary domain's spec declares its corpus feed (QQP, with its
+    # shares) and its own mining rule (prompts about the sky); the corpora and mining code read them.
+    from domains.corpora import mining
+    from sources.datasets_dir import DatasetsDir
+
+    package, _ = extra
+    ds = DatasetsDir(_datasets(tmp_path / "ds"))
+    cache = tmp_path / "cache"
+    project_mined = mining.mine(ds, cache_dir=cache)            # the project's registry: no sky rule
+    registry = DomainRegistry(("domains", package), _sampling(tmp_path, "astronomy"))
+    with use_registry(registry):
+        smoke = load_profiles(registry.sampling)["smoke"]
+        mined = mining.mine(ds, cache_dir=cache)
+        sky = {c.provenance.source_record: c for c in mined.of("astronomy")}
+        assert sorted(sky) == ["sky0a_0#0|sky0b_0#0", "sky1a_0#0|sky1b_0#0"]
+        assert {c.label for c in sky.values()} == {"EQUIV", "ADVERSARIAL"}
+        assert all(c.provenance.generator == "astronomy.real_traffic_mined" for c in sky.values())
+        # every other mined pair routes as it does without the new domain
+        rest = [c.key for c in mined.candidates if c.domain != "astronomy"]
+        assert rest == [c.key for c in project_mined.candidates if c.provenance.source_record not in sky]
+
+        rep = generate_verified("astronomy", dict(smoke.matrix["astronomy"]), datasets=ds, profile="smoke",
+                                mined=mined)
+        kept = [c for lab in LABELS for c in rep.kept[lab]]
+        by_method = {m: [c for c in kept if c.construction_method == m] for m in
+                     ("curated", "existing_benchmark", "real_traffic_mined")}
+        assert all(by_method.values()), {m: len(cs) for m, cs in by_method.items()}
+        assert {c.source for c in by_method["existing_benchmark"]} == {"qqp"}
+        assert {c.provenance.source_record for c in by_method["real_traffic_mined"]} == set(sky)
+        # the feed's shares cap the corpus rows: ceil(0.5 * 5) per label it names, none for the others
+        per_label = {lab: sum(c.label == lab for c in by_method["existing_benchmark"]) for lab in LABELS}
+        assert all(n <= 3 for n in per_label.values()) and per_label["EQUIV"] == per_label["UNRELATED"] == 0
+        # qa_open takes the same QQP mapping with its own shares, unchanged by the new domain
+        qa_open = generate_verified("qa_open", dict(smoke.matrix["qa_open"]), datasets=ds, profile="smoke")
+    before = generate_verified("qa_open", dict(smoke.matrix["qa_open"]), datasets=ds, profile="smoke")
+    assert {lab: [c.key for c in cs] for lab, cs in qa_open.kept.items()} == \
+        {lab: [c.key for c in cs] for lab, cs in before.kept.items()}
+    # outside the block the sky pairs are the project's own rules' again (conversational)
+    assert {c.domain for c in project_mined.candidates if c.provenance.source_record in sky} == {"conversational"}
 
 
 def _one_line_config_error(registry: DomainRegistry) -> str:

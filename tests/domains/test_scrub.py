@@ -92,7 +92,7 @@ def test_nothing_planted_survives_into_any_candidate(tmp_path):
 
     ds = DatasetsDir(_planted_corpus(tmp_path / "datasets"))
     assert shards(ds) == ["sharegpt/planted.json"]
-    res = mine(ds, "sharegpt/planted.json", cache_dir=tmp_path / "cache")
+    res = mine(ds, ["sharegpt/planted.json"], cache_dir=tmp_path / "cache")
     # The pairs must actually be mined, or the leak check below would pass vacuously.
     assert len(res.candidates) >= 5, (res.candidates, res.drops)
     assert {c.label for c in res.candidates} == {"EQUIV", "ADVERSARIAL"}
@@ -191,7 +191,7 @@ def test_nothing_planted_in_earlier_turns_or_answers_survives_in_any_row(tmp_pat
     from sources.datasets_dir import DatasetsDir
 
     ds = DatasetsDir(_earlier_turn_corpus(tmp_path / "datasets"))
-    res = mine(ds, "sharegpt/earlier_turns.json", cache_dir=tmp_path / "cache")
+    res = mine(ds, ["sharegpt/earlier_turns.json"], cache_dir=tmp_path / "cache")
     multi = [c for c in res.candidates if c.domain == "multi_turn"]
     # Every conversation reaches a row, its planted turns in the context ('make it shorter' pairs
     # conversations 0 and 1, 4 and 5; 'continue' pairs 2 and 3) ...
@@ -201,5 +201,5 @@ def test_nothing_planted_in_earlier_turns_or_answers_survives_in_any_row(tmp_pat
     assert _leaks(res) == {}
     # ... so without the scrubber every planted value would be in a row: the check above can fail.
     monkeypatch.setattr(turns, "scrub", lambda text: Scrubbed(text, False, ()))
-    unscrubbed = mine(ds, "sharegpt/earlier_turns.json", cache_dir=tmp_path / "cache")
+    unscrubbed = mine(ds, ["sharegpt/earlier_turns.json"], cache_dir=tmp_path / "cache")
     assert set(_leaks(unscrubbed)) == set(EARLIER)

@@ -4,7 +4,15 @@ Arena, WildChat).
 Modules: turns (every user message scrubbed, length-limited, sorted into first / standalone /
 follow-up, follow-ups with their cut earlier turns), context (the follow-up and standalone rules),
 rules (the single-turn labelling rules), near (MinHash/LSH and the MiniLM ANN index), single and
-followups (single-turn and multi-turn candidates), engine (prepare a shard, pair all shards).
+followups (single-turn and multi-turn candidates), routes (which domain takes each mining rule: the
+one whose spec names it, DomainSpec.mined_rules), engine (prepare a shard, pair all shards:
+MinedPairs).
+
+One way in: mining is `prepare_shard` for each shard, then `pair` over all of them, giving a
+`MinedPairs`; `mine(datasets)` does both in process, and the build runs the same two steps as
+Dagster ops (below). A domain's real_traffic_mined generator only reads GenContext.mined (that
+value): it never mines. The candidates are verified once, by the build's verified_rows, like every
+other generator's.
 
 Shards: `shards(datasets)` lists one per input file ("<corpus>/<file>"), and a file holding more
 than SHARD_RECORDS records is cut into fixed record ranges ("<corpus>/<file>@<start>-<end>", loader
@@ -12,8 +20,7 @@ order), so the 125 MB ShareGPT file is several steps. The build prepares the sha
 fixed slot steps (assets/sources.py: scrub, sign, embed; shard k of the sorted list in slot
 k mod SHARD_SLOTS, `slot_shards`) and pairs them all in one (`pair`), so a pair across two shards
 is still found. The slots are static, so every executor (in-process, multiprocess, Dask) plans and
-runs the same steps. Without ctx.mined (a generator called outside the build) the same is
-done here, memoised per datasets dir, file stats and cache dir.
+runs the same steps.
 """
 from __future__ import annotations
 
@@ -21,16 +28,16 @@ import re
 import weakref
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from domains.base import Candidate, GenContext
-from domains.corpora.mining.engine import MineResult, PreparedShard, pair, prepare
-from domains.corpora.mining.near import default_cache_dir, embed, neighbour_pairs
+from domains.corpora.mining.engine import MinedPairs, PreparedShard, pair, prepare
+from domains.corpora.mining.near import embed, neighbour_pairs
 from domains.corpora.mining.rules import DIRECTION_WORDS, DIRECTIONS, LANGUAGES, Decision, classify, decide, tokens
 from domains.corpora.mining.single import METHOD, VERSION, criteria, route
 from sources.registry import LOADERS
 
-__all__ = ["CORPORA", "DIRECTIONS", "DIRECTION_WORDS", "LANGUAGES", "METHOD", "VERSION", "Decision", "MineResult",
+__all__ = ["CORPORA", "DIRECTIONS", "DIRECTION_WORDS", "LANGUAGES", "METHOD", "VERSION", "Decision", "MinedPairs",
            "PreparedShard", "SHARD_RECORDS", "SHARD_SLOTS", "classify", "criteria", "decide", "embed", "mine",
            "neighbour_pairs", "pair", "prepare", "prepare_shard", "real_traffic_build", "real_traffic_rows", "route",
            "shard_records", "shard_order", "shards", "slot_shards", "summarise", "tokens"]
@@ -103,51 +110,28 @@ def prepare_shard(datasets: Any, shard: str, cache_dir: Path | None = None) -> P
     return prepare(shard, corpus, records, cache_dir)
 
 
-def mine(datasets: Any, shard: str, cache_dir: Path | None = None) -> MineResult:
-    """Mine one shard on its own (tests, tools): prepare it and pair within it."""
-    return pair([prepare_shard(datasets, shard, cache_dir)], shard)
-
-
-_MINED: dict[tuple, MineResult] = {}
-
-
-def _mined(datasets: Any) -> MineResult:
-    """Every shard prepared and paired, memoised per (datasets root, shard files' size and mtime,
-    cache dir), so the generators of several domains mine once."""
-    names = shards(datasets)
-    stats = []
-    for name in names:
-        corpus, _, rel = name.partition("/")
-        st = (datasets.folder(corpus) / rel.split("@")[0]).stat()
-        stats.append((name, st.st_size, st.st_mtime_ns))
-    key = (str(Path(datasets.root).resolve()), tuple(stats), str(default_cache_dir()))
-    if key not in _MINED:
-        _MINED[key] = pair([prepare_shard(datasets, s) for s in names])
-    return _MINED[key]
+def mine(datasets: Any, names: Sequence[str] | None = None, cache_dir: Path | None = None) -> MinedPairs:
+    """Mine in process (tools, tests, domains.check): prepare each shard of `names` (default: every
+    shard of the datasets dir) and pair them all, as the build's mined_pairs steps do."""
+    names = shards(datasets) if names is None else list(names)
+    return pair([prepare_shard(datasets, s, cache_dir) for s in names])
 
 
 def real_traffic_build(ctx: GenContext) -> tuple[list[Candidate], Counter]:
-    """ctx.domain's mined candidates (content-key order) and the drops by reason (whatever the
-    domain): from ctx.mined when the build mined them (the mined_pairs asset), else mined here.
-    Nothing without a datasets dir."""
-    if ctx.mined is not None:
-        return ([c for c in ctx.mined["candidates"] if c.domain == ctx.domain], Counter(ctx.mined["drops"]))
-    if ctx.datasets is None or not shards(ctx.datasets):
+    """ctx.domain's mined candidates (content-key order) and the mining drops by reason (whatever
+    the domain), from ctx.mined; nothing without it."""
+    if ctx.mined is None:
         return [], Counter()
-    res = _mined(ctx.datasets)
-    return [c for c in res.candidates if c.domain == ctx.domain], Counter(res.drops)
+    return ctx.mined.of(ctx.domain), Counter(ctx.mined.drops)
 
 
 def real_traffic_rows(ctx: GenContext) -> Iterator[Candidate]:
-    """Generator for a SPEC's "real_traffic_mined" method: the mined candidates of ctx.domain."""
+    """Generator for a SPEC's "real_traffic_mined" method: the mined candidates of ctx.domain (the
+    rules its spec names, DomainSpec.mined_rules)."""
     yield from real_traffic_build(ctx)[0]
 
 
-# One name per domain that mines, for its SPEC (the same generator: rows are routed by domain).
-conversational_traffic_rows = creative_traffic_rows = multi_turn_traffic_rows = qa_open_traffic_rows = real_traffic_rows
-
-
-def summarise(results: Iterable[MineResult]) -> dict[str, Any]:
+def summarise(results: Iterable[MinedPairs]) -> dict[str, Any]:
     """Counts per domain and label, per rule (domain:label:rule), and drops by reason."""
     labels: Counter = Counter()
     rules: Counter = Counter()

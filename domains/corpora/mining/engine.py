@@ -4,31 +4,34 @@ prepare(records) -> PreparedShard: each conversation's user messages scrubbed an
 (turns.py), and for the distinct normalised single-turn prompts their MinHash signatures and MiniLM
 vectors (near.py): all the per-text work, so it fans out over shards.
 
-pair(prepared shards) -> MineResult, over the union of the shards (a duplicate in another shard is
+pair(prepared shards) -> MinedPairs, over the union of the shards (a duplicate in another shard is
 still found):
 1. turns repeated across files (ShareGPT's 500-prompt file is drawn from the V3 file: same record
    id, message index and text) are kept once, the first in shard order (`duplicate_turn`);
 2. single-turn prompts: exact duplicates after normalize_text are chained (each distinct wording
    once), near-duplicates come from MinHash/LSH and from the MiniLM ANN index (near.py); each pair
-   is labelled only by rules.decide, routed and built by single.py, offered to one family guard
-   (EQUIV first, then ADVERSARIAL, by record ids) and verified;
+   is labelled only by rules.decide, routed (routes.py: the domain whose spec names the pair's
+   rule) and built by single.py, and offered to one family guard (EQUIV first, then ADVERSARIAL,
+   by record ids);
 3. multi-turn: follow-ups grouped by final message and paired across conversations (ADVERSARIAL),
    then the same final message at two points of one conversation (RELATED_UNSAFE, from turns no
-   ADVERSARIAL pair used) (followups.py), verified.
-A pair no rule decides is kept out and counted by reason (`MineResult.drops`).
+   ADVERSARIAL pair used) (followups.py).
+A pair no rule decides is kept out and counted by reason (`MinedPairs.drops`). The candidates are
+not verified here: the build verifies every candidate once, with its domain's (verified_rows).
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from domains.base import Candidate, normalize_text
 from domains.corpora.mining import followups, near, single
 from domains.corpora.mining.context import follow_up_rule
+from domains.corpora.mining.routes import routes
 from domains.corpora.mining.rules import decide
 from domains.corpora.mining.turns import Turn, conversation_turns
 from domains.families import FamilyGuard
@@ -49,16 +52,33 @@ class PreparedShard:
     vectors: Any = None
 
 
-@dataclass
-class MineResult:
-    """Mined candidates, drops by reason, and counts for the benchmark and the manifest."""
+@dataclass(frozen=True)
+class MinedPairs:
+    """What mining gives (`pair`, the mined_pairs asset, `mine`): the shards paired, in order, their
+    candidates in content-key order (not verified yet: verified_rows verifies them with the rest of
+    their domain's), the drops by reason (sorted), and counts for the metadata and the benchmark.
+    GenContext.mined holds it: a domain's real_traffic_mined rows are `of(domain)`."""
 
-    shard: str
-    candidates: list[Candidate] = field(default_factory=list)
-    drops: Counter = field(default_factory=Counter)
+    shards: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    drops: Mapping[str, int] = field(default_factory=dict)
     n_prompts: int = 0        # human turns read
     n_pairs: int = 0          # candidate pairs considered (duplicate, LSH, ANN and follow-up pairs)
-    sources: Counter = field(default_factory=Counter)  # pairs considered, by finder (duplicate, lsh, ann, follow_up, ...)
+    sources: Mapping[str, int] = field(default_factory=dict)  # pairs considered, by finder (duplicate, lsh, ann, ...)
+
+    def of(self, domain: str) -> list[Candidate]:
+        """The candidates routed to `domain`, in content-key order."""
+        return [c for c in self.candidates if c.domain == domain]
+
+
+@dataclass
+class _Tally:
+    """pair's running counts."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    drops: Counter = field(default_factory=Counter)
+    n_prompts: int = 0
+    sources: Counter = field(default_factory=Counter)
 
 
 def prepare(shard: str, corpus: str, records: Iterable[Any], cache_dir: Path | None = None) -> PreparedShard:
@@ -83,7 +103,7 @@ def prepare(shard: str, corpus: str, records: Iterable[Any], cache_dir: Path | N
     return PreparedShard(shard, tuple(turns), dict(sorted(drops.items())), human, tuple(texts), sigs, vecs)
 
 
-def _single_pairs(singles: list[Turn], parts: Sequence[PreparedShard], res: MineResult) -> list[tuple[Turn, Turn]]:
+def _single_pairs(singles: list[Turn], parts: Sequence[PreparedShard], res: _Tally) -> list[tuple[Turn, Turn]]:
     groups: dict[str, list[Turn]] = {}
     for t in singles:
         groups.setdefault(normalize_text(t.query), []).append(t)
@@ -116,11 +136,10 @@ def _single_pairs(singles: list[Turn], parts: Sequence[PreparedShard], res: Mine
     return pairs
 
 
-def pair(parts: Sequence[PreparedShard], name: str = "all") -> MineResult:
-    """Pair, label, guard and verify over every prepared shard (see the module docstring)."""
-    from domains.verify import verify
-
-    res = MineResult(name)
+def pair(parts: Sequence[PreparedShard]) -> MinedPairs:
+    """Pair, label, route and guard over every prepared shard, in the order given (module docstring)."""
+    res = _Tally()
+    rt = routes()
     seen: set[tuple] = set()
     turns: list[Turn] = []
     for part in parts:
@@ -155,9 +174,9 @@ def pair(parts: Sequence[PreparedShard], name: str = "all") -> MineResult:
             # "the same request" is not decidable (blind readers flagged them as doubtful HITs).
             res.drops["follow_up_opening"] += 1
             continue
-        c = single.candidate(a, b, d)
-        if c is None:
-            res.drops["domain_mismatch"] += 1
+        c = single.candidate(a, b, d, rt)
+        if isinstance(c, str):
+            res.drops[c] += 1
             continue
         proposals.append((0 if d.label == "EQUIV" else 1, (natural_key(a.record_id), a.index),
                           (natural_key(b.record_id), b.index), c))
@@ -166,27 +185,24 @@ def pair(parts: Sequence[PreparedShard], name: str = "all") -> MineResult:
         if not guard.offer(c):
             res.drops["family_limit_or_duplicate"] += 1
             continue
-        _keep(c, verify(c), res)
+        res.candidates.append(c)
     follow, drops, _ = followups.follow_up_pairs(turns)
     res.drops.update(drops)
     res.sources["follow_up"] += len(follow)
     for a, b in follow:
-        _keep(followups.candidate(a, b), None, res)
+        _keep(followups.candidate(a, b, routes=rt), res)
     related, drops = followups.repeat_pairs(turns, [t for ab in follow for t in ab])
     res.drops.update(drops)
     res.sources["repeat_in_conversation"] += len(related)
     for a, b in related:
-        _keep(followups.candidate(a, b, "RELATED_UNSAFE"), None, res)
-    res.n_pairs = sum(res.sources.values())
-    res.candidates.sort(key=lambda c: c.key)
-    return res
+        _keep(followups.candidate(a, b, "RELATED_UNSAFE", routes=rt), res)
+    return MinedPairs(shards=tuple(p.shard for p in parts), candidates=tuple(sorted(res.candidates, key=lambda c: c.key)),
+                      drops=dict(sorted(res.drops.items())), n_prompts=res.n_prompts, n_pairs=sum(res.sources.values()),
+                      sources=dict(sorted(res.sources.items())))
 
 
-def _keep(c: Candidate, outcome: Any, res: MineResult) -> None:
-    from domains.verify import verify
-
-    out = outcome or verify(c)
-    if not out.passed:
-        res.drops[f"verifier:{out.reason}"] += 1
-        return
-    res.candidates.append(c)
+def _keep(c: Candidate | str, res: _Tally) -> None:
+    if isinstance(c, str):
+        res.drops[c] += 1
+    else:
+        res.candidates.append(c)

@@ -27,9 +27,10 @@ bare_edit). A numbered part ("write section 5", "explain the second point") may 
 of the same plan twice, and a longer edit may hold its own subject, so one conversation gives them
 no label (`related_undecided`).
 
-Rows go to the `multi_turn` domain with the `context_rubric` verifier: the facts each answer
-depends on are the previous request and the beginning of the previous answer, and the two
-expected answers name them (so they differ, as a MISS needs).
+Rows fall under the mining rule "follow_up" and go to the domain whose spec names it (routes.py:
+the project's multi_turn), with the `context_rubric` verifier: the facts each answer depends on are
+the previous request and the beginning of the previous answer, and the two expected answers name
+them (so they differ, as a MISS needs).
 """
 from __future__ import annotations
 
@@ -38,10 +39,11 @@ from typing import Iterable
 
 from domains.base import Candidate, Provenance, normalize_text
 from domains.corpora.mining.context import bare_edit
+from domains.corpora.mining.routes import Routes, routes as current_routes
 from domains.corpora.mining.turns import CONTEXT_CHARS, CONTEXT_TURNS, QUERY_CHARS, Turn, cut_text, scrub_record
 from sources.base import natural_key
 
-DOMAIN = "multi_turn"
+RULE = "follow_up"
 MAX_PER_FINAL = 2
 ANSWER_SNIPPET = 160
 RULE_TEXT = {
@@ -76,9 +78,13 @@ def _context_record(turn: Turn) -> dict:
     return {"earlier_turns": turn.earlier, "kept_turns": len(turn.context or ()), "cut_turns": list(turn.cut)}
 
 
-def candidate(a: Turn, b: Turn, label: str = "ADVERSARIAL") -> Candidate:
+def candidate(a: Turn, b: Turn, label: str = "ADVERSARIAL", routes: Routes | None = None) -> Candidate | str:
     """The multi-turn candidate for two turns of one group (a first in corpus order): ADVERSARIAL
-    for two conversations (follow_up_pairs), RELATED_UNSAFE for two points of one (repeat_pairs)."""
+    for two conversations (follow_up_pairs), RELATED_UNSAFE for two points of one (repeat_pairs);
+    `no_domain_takes:follow_up` when no domain takes the rule."""
+    domain = (routes or current_routes()).takes(RULE)
+    if domain is None:
+        return f"no_domain_takes:{RULE}"
     fa, fb = _facts(a), _facts(b)
     what = RULE_TEXT[a.use]
     if label == "RELATED_UNSAFE":
@@ -95,13 +101,13 @@ def candidate(a: Turn, b: Turn, label: str = "ADVERSARIAL") -> Candidate:
     params = {**scrub_record(a, b), "context_a": _context_record(a), "context_b": _context_record(b),
               "limits": {"query_chars": QUERY_CHARS, "context_turns": CONTEXT_TURNS, "context_chars": CONTEXT_CHARS}}
     return Candidate(
-        domain=DOMAIN, subcategory=sub, label=label, query_a=a.query, query_b=b.query,
+        domain=domain, subcategory=sub, label=label, query_a=a.query, query_b=b.query,
         expected_answer_a=f"A reply that {what} in this conversation ({fa[1]}).",
         expected_answer_b=f"A reply that {what} in this conversation ({fb[1]}).",
         rationale=rationale,
         verification_method="context_rubric", verification_payload={"context_facts_a": fa, "context_facts_b": fb},
         construction_method="real_traffic_mined", source=a.corpus, real_world_grounding=grounding,
-        provenance=Provenance(generator=f"{DOMAIN}.real_traffic_mined", generator_version="1", template_id=a.use,
+        provenance=Provenance(generator=f"{domain}.real_traffic_mined", generator_version="1", template_id=a.use,
                               source_file=files, source_record=f"{a.ref}|{b.ref}", scrubbed=a.scrubbed or b.scrubbed,
                               operator_params=params),
         licence=a.licence, context_a=a.context, context_b=b.context,

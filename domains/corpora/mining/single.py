@@ -1,19 +1,23 @@
 """Single-turn mined pairs: a pair of real prompts labelled by `rules.decide` becomes a candidate.
 
-Domains: a creative request (write a poem, story, song...) -> creative under policy_no_cache
-("creative"); a time-sensitive one (weather, news, prices...) -> conversational with subcategory
-"time_sensitive" under policy_no_cache; a pair of explanatory or how-to questions (`explanatory`:
-"Explain X ...", "What is ...", "How do I ...", "Why does ...", "Define ...") -> qa_open, the domain
-of "explanatory and how-to questions judged by a 3-criterion rubric"; every other prompt ->
-conversational. Both rubric domains use the rubric verifier (3 criteria derived from the prompt
-itself). A pair whose two prompts route differently is dropped (`domain_mismatch`), except that an
-explanatory question paired with another conversational prompt stays conversational.
+Rules (`prompt_rule`; the domain that takes each is the one whose spec names it, routes.py): a
+creative request (write a poem, story, song...) -> "creative", under policy_no_cache ("creative");
+a time-sensitive one (weather, news, prices...) -> "time_sensitive", subcategory "time_sensitive"
+under policy_no_cache; a prompt a domain's own rule accepts -> that rule; a pair of explanatory or
+how-to questions (`explanatory`: "Explain X ...", "What is ...", "How do I ...", "Why does ...",
+"Define ...") -> "explanatory" (the project's qa_open: "explanatory and how-to questions judged by
+a 3-criterion rubric"); every other prompt -> "general" (conversational). The rubric rows use the
+rubric verifier (3 criteria derived from the prompt itself). A pair whose two prompts fall under
+different rules is dropped (`domain_mismatch`), except that an explanatory question paired with
+another general prompt stays general.
 """
 from __future__ import annotations
 
 import re
+from typing import Callable, Sequence
 
 from domains.base import Candidate, Provenance, normalize_text
+from domains.corpora.mining.routes import Routes, routes as current_routes
 from domains.corpora.mining.rules import _CODE, _NUMBER, DIRECTION_WORDS, LANGUAGES, Decision, tokens
 from domains.corpora.mining.turns import Turn, scrub_record
 from domains.text import live_request, script, time_sensitive
@@ -66,14 +70,22 @@ def explanatory(text: str) -> bool:
     return not {"you", "your", "yourself"} & set(rest)
 
 
-def route(text: str) -> tuple[str, str | None]:
-    """(domain, policy reason or None) for a prompt."""
+def prompt_rule(text: str, own: Sequence[tuple[str, Callable[[str], bool]]] = ()) -> tuple[str, str | None]:
+    """(mining rule, policy reason or None) for a prompt; `own`: the domains' own rules (Routes.own)."""
     t = " ".join(tokens(text)[:60])
     if _CREATIVE.search(t):
         return "creative", "creative"
     if live_request(normalize_text(_NOT_LIVE.sub(" ", text))) or _ASKS_TIME.search(text):
-        return "conversational", "time_sensitive"
-    return "conversational", None
+        return "time_sensitive", "time_sensitive"
+    return next(((name, None) for name, test in own if test(text)), ("general", None))
+
+
+def route(text: str, routes: Routes | None = None) -> tuple[str | None, str | None]:
+    """(domain, policy reason or None) a prompt routes to (None: no domain takes its rule); a pair
+    of explanatory questions is routed as a pair (`candidate`)."""
+    rt = routes or current_routes()
+    rule, reason = prompt_rule(text, rt.own)
+    return rt.takes(rule), reason
 
 
 def criteria(text: str, changed: str | None = None) -> list[str]:
@@ -102,15 +114,20 @@ GROUNDING_POLICY = {
 }
 
 
-def candidate(a: Turn, b: Turn, d: Decision) -> Candidate | None:
-    """The candidate for a labelled pair of turns (query_a: the smaller record id), or None when the
-    two prompts route to different domains."""
-    domain, reason = route(a.query)
-    if route(b.query) != (domain, reason):
-        return None
-    if domain == "conversational" and reason is None and explanatory(a.query) and explanatory(b.query) \
+def candidate(a: Turn, b: Turn, d: Decision, routes: Routes | None = None) -> Candidate | str:
+    """The candidate for a labelled pair of turns (query_a: the smaller record id), or the reason
+    there is none: the two prompts fall under different rules (`domain_mismatch`), or no domain
+    takes their rule (`no_domain_takes:<rule>`). `routes`: the active registry's by default."""
+    rt = routes or current_routes()
+    rule, reason = prompt_rule(a.query, rt.own)
+    if prompt_rule(b.query, rt.own) != (rule, reason):
+        return "domain_mismatch"
+    if rule == "general" and rt.takes("explanatory") and explanatory(a.query) and explanatory(b.query) \
             and not time_sensitive(a.query, b.query):  # qa_open's own policy would keep these from the cache
-        domain = "qa_open"
+        rule = "explanatory"
+    domain = rt.takes(rule)
+    if domain is None:
+        return f"no_domain_takes:{rule}"
     ca, cb = criteria(a.query, d.old), criteria(b.query, d.new)
     crit = {"criteria_a": ca, "criteria_b": cb}
     if reason:
