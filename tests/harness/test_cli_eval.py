@@ -280,6 +280,22 @@ def test_labels_file_is_joined(tmp_path, capsys):
                                        "split.\n")
 
 
+def test_labels_of_another_split_are_one_line_with_the_count(tmp_path, capsys):
+    # Before: "--labels dev.jsonl" on the test split reported a missing field on every row.
+    full = [json.loads(line) for line in Path(BENCH).read_text(encoding="utf-8").splitlines()]
+    public = tmp_path / "test.jsonl"
+    public.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("label", "binary_label")}) + "\n"
+                              for r in full), encoding="utf-8")
+    other = tmp_path / "dev_labels.jsonl"
+    other.write_text("".join(json.dumps({"id": r["id"], "label": r["label"], "binary_label": r["binary_label"]})
+                             + "\n" for r in full[:3]), encoding="utf-8")
+    code = main(["eval", "--bench", str(public), "--labels", str(other), "--baseline", "exact_match"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"error: {other}: no labels for 7 of 10 rows of {public} (the first: {full[3]['id']} on "
+                          "line 4). Pass the labels file of this split")
+
+
 def test_eval_result_cache_serves_a_repeat_and_no_cache_reruns(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CACHEEVAL_EVAL_CACHE_DIR", str(tmp_path / "evalcache"))
     bench = str(Path(__file__).resolve().parents[1] / "data" / "bench.jsonl")
