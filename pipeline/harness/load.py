@@ -90,6 +90,7 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
     name = str(path)
     labels, problems = _index_labels(labels_path) if labels_path is not None else (None, [])
     values, unreadable = _read(path)
+    unmatched: list[tuple[int, str]] = []
     if labels is not None:
         joined = []
         for lineno, obj in values:
@@ -97,11 +98,20 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
             if isinstance(rid, str) and rid in labels:
                 obj, conflicts = _join(obj, labels[rid], f"{name}:{lineno}", labels_path)
                 problems += conflicts
+            elif isinstance(rid, str) and not all(k in obj for k in LABEL_FIELDS):
+                unmatched.append((lineno, rid))
             joined.append((lineno, obj))
         values = joined
     found = all_problems(values, unreadable, domains)
     if labels is None:
         found = _unlabelled(found)
+    elif unmatched:
+        # A labels file of another split: one line with the count, not a missing field per row.
+        lines = {n for n, _ in unmatched}
+        found = [p for p in found if not (p.kind == "required" and p.field in LABEL_FIELDS and p.line in lines)]
+        n, (first_line, first_id) = len(unmatched), unmatched[0]
+        problems.append(f"{labels_path}: no labels for {n} of {len(values)} rows of {name} (the first: {first_id} on "
+                        f"line {first_line}). Pass the labels file of this split")
     problems += _lines(name, found)
     if problems:
         raise BenchmarkInvalid(problems, name)

@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.core.errors import CacheEvalError, InputError, warn
-from pipeline.core.writer import atomic_write
+from pipeline.core.errors import CacheEvalError, InputError, UsageError, warn
+from pipeline.core.writer import atomic_write, output_problem
 from pipeline.harness.stateful import PROTOCOLS
 from pipeline.harness.user_cache import load_cache, one_line as _one_line
 
@@ -89,14 +89,33 @@ def registered_domains() -> tuple[str, ...] | None:
         return None
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path that is not a new or existing regular file in an
+    existing folder, or that is an input of the same run (the benchmark, the labels, the cache
+    module), or the other output: one line, exit 2."""
+    inputs = {"--bench": args.bench, "--labels": args.labels, "--cache-module": _module_file(args.cache_module)}
+    outs = [(opt, getattr(args, dest)) for opt, dest in (("--out", "out"), ("--json", "json")) if getattr(args, dest)]
+    for option, path in outs:
+        problem = output_problem(path, inputs)
+        if problem:
+            raise UsageError(f"{option} {path}: {problem}. Choose a new or existing regular file that is none of "
+                             "the run's inputs")
+    if len(outs) == 2 and Path(outs[0][1]).absolute() == Path(outs[1][1]).absolute():
+        raise UsageError(f"--out and --json are the same file {outs[0][1]}. Give each report its own file")
+
+
+def _module_file(spec: str | None) -> str | None:
+    """The file of a --cache-module given as a path (a dotted module is not a file of its own here)."""
+    return spec if spec and spec.endswith(".py") else None
+
+
 def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write); a missing
-    folder is the user's typo, so it is an error here rather than created."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"{path}: folder {folder} does not exist. Create it or choose another path")
-    atomic_write(target, text.encode("utf-8"))
+    """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write), checked again
+    just before (check_outputs ran before any work)."""
+    problem = output_problem(path)
+    if problem:
+        raise UsageError(f"{path}: {problem}. Choose a new or existing regular file")
+    atomic_write(Path(path), text.encode("utf-8"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
+    check_outputs(args)
     # The benchmark is checked against the row contract before any cache is imported or built.
     rows = load_bench(args.bench, args.labels, domains=registered_domains())
     chosen = choose_cache(args, load_cache)
