@@ -248,15 +248,21 @@ def _scoring_validator() -> Validator:
     return Validator(schema)
 
 
+def _scoring_label_problems(row: dict) -> list[tuple[str, str, str]]:
+    if row.get("label") is None and row.get("binary_label") is None:
+        why = ("missing: a row needs a binary_label (HIT or MISS) or a label. Add one, or pass --labels with the "
+               "labels file of this split")
+        return [("label", "required", why), ("binary_label", "required", why)]
+    found = _scoring_label_problem(row)
+    return [found] if found else []
+
+
 def _scoring_label_problem(row: dict) -> tuple[str, str, str] | None:
     """A row needs a binary label, given or derived from its 5-class label; both given must agree
     where the rule is known (a MISS-class label is never a HIT; a known method decides the override)."""
     from pipeline.core.taxonomy import HIT_LABELS, LABELS, VERIFICATION_METHODS  # noqa: PLC0415
 
     label, given, method = row.get("label"), row.get("binary_label"), row.get("verification_method")
-    if label is None and given is None:
-        return ("binary_label", "required", "missing: a row needs a binary_label (HIT or MISS) or a label. Add one, "
-                                            "or pass --labels with the labels file of this split")
     if label not in LABELS or given not in ("HIT", "MISS"):
         return None  # absent (derived) or an enum error already said
     if method in VERIFICATION_METHODS:
@@ -288,9 +294,7 @@ def scoring_problems(rows: list[tuple[int, Any]]) -> list[Problem]:
             continue
         problems = [(f, k, t.replace("(every row has the 22 fields of BENCHMARK.md)", "(a row needs id, query_a, "
                                      "query_b and a label or binary_label)")) for f, k, t in _schema_problems(row, validator)]
-        found = _scoring_label_problem(row)
-        if found:
-            problems.append(found)
+        problems += _scoring_label_problems(row)
         rid = row.get("id")
         if isinstance(rid, str):
             if rid in first_line:

@@ -78,9 +78,22 @@ class Worker:
 
     @staticmethod
     def _folder(module: str) -> str:
+        """The folder the module is imported from: a .py file's own; for a dotted module, the import
+        path entry holding its top-level package (found without importing anything), else the
+        current directory."""
+        import importlib.machinery
+
         if module.endswith(".py") or os.sep in module:
             return str(Path(module).resolve().parent)
-        return os.getcwd()
+        top = module.partition(".")[0]
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+            return os.getcwd()
+        origin = Path(spec.origin).resolve()
+        return str(origin.parent.parent if spec.submodule_search_locations is not None else origin.parent)
 
     # ---- the process
 
@@ -96,7 +109,7 @@ class Worker:
 
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEEVAL_") and k != "PYTHONPATH"}
-        env["PYTHONPATH"] = str(self.project)
+        env["PYTHONPATH"] = os.pathsep.join([str(self.project), self.folder])
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         if self.isolation == BUBBLEWRAP:
             env["HOME"] = "/tmp"
@@ -221,7 +234,11 @@ class Worker:
                 if protocol != "pair":
                     msg = self._receive(self.timeout * max(1, n if protocol == "shared" else 1), "storing every A")
                     if "store_failed" in msg:
-                        raise StoreFailed(str(msg["store_failed"]))
+                        self.close()
+                        failed = StoreFailed(str(msg["store_failed"])[:500])
+                        position = msg.get("position")
+                        failed.position = position if isinstance(position, int) and not isinstance(position, bool) else None
+                        raise failed
                 while i < n:
                     msg = self._receive(self.timeout, f"deciding pair {i + 1}")
                     if msg.get("i") != i:

@@ -11,8 +11,9 @@ Inside, the worker has a root file system of its own (bwrap):
   labels files, the train file, every cache root (with its signing key) and the evaluation cache
   (an empty read-only folder, or /dev/null for a file, is mounted over each);
 - a private /tmp (writable, gone after the run), its own /proc (PID namespace) and a minimal /dev.
-As root, `setpriv` drops the worker to user nobody with no capabilities; as an ordinary user a user
-namespace maps it to nobody. The network is shared (a cache may call an API); IPC, UTS and PID
+As root, `setpriv` drops every capability (and to user nobody when nobody can read the bound
+folders; a module under a 0700 folder keeps root's uid, with no capability it cannot write a
+read-only bind or read past the masks); as an ordinary user a user namespace maps it to nobody. The network is shared (a cache may call an API); IPC, UTS and PID
 namespaces are not. Standard library only.
 """
 from __future__ import annotations
@@ -84,12 +85,28 @@ def argv(readable: Iterable[str | Path], hidden: Iterable[str | Path], chdir: st
             opts += ["--ro-bind", "/dev/null", path]
     opts += ["--remount-ro", "/", "--chdir", chdir if chdir and any(_under(chdir, f) for f in folders) else "/tmp"]
     if _as_root():
-        opts += ["--setenv", "HOME", "/tmp", "--", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
-                 "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+        # nobody when it can read every bound folder; else root's own uid with no capability at all
+        # (no DAC override: it reads what root owns, writes nothing, since every bind is read-only)
+        drop = ([f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if all(map(_world_readable, folders))
+                else [])
+        opts += ["--setenv", "HOME", "/tmp", "--", "setpriv", *drop, "--inh-caps=-all", "--bounding-set=-all",
+                 "--no-new-privs", "--"]
     else:
         opts[1:1] = ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
         opts += ["--setenv", "HOME", "/tmp", "--"]
     return opts
+
+
+def _world_readable(folder: str) -> bool:
+    """True when any user can reach `folder` (x on every ancestor) and list and read it (r-x)."""
+    try:
+        for parent in [*_ancestors(folder), folder]:
+            mode = os.stat(parent).st_mode
+            if not mode & 0o001 or (parent == folder and not mode & 0o004):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def interpreter_folders() -> list[str]:

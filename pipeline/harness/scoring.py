@@ -71,21 +71,28 @@ def run_chosen(chosen: Chosen, rows: list, on_error: str = "miss") -> dict:
     then the labels joined by `score`."""
     from pipeline.harness.evaluation import decide_rows, pairs_of, score
     from pipeline.harness.report import Report
-    from pipeline.harness.stateful import ProtocolRun, pair_protocol, protocol_summary
+    from pipeline.harness.stateful import ProtocolRun, StoreFailed, pair_protocol, protocol_summary
     from pipeline.harness.sweep import grid_sweep
 
     pairs = pairs_of(rows)
+    ids = [r.id for r in rows]
     if chosen.worker is not None:
-        d = chosen.worker.decide(pairs, chosen.protocol, on_error=on_error, ids=[r.id for r in rows])
+        try:
+            d = chosen.worker.decide(pairs, chosen.protocol, on_error=on_error, ids=ids)
+        except StoreFailed as exc:
+            raise exc.named(ids) from None
     elif chosen.protocol != "pair":
         runner = ProtocolRun(chosen.subject, chosen.protocol, pairs)
-        runner.prepare()  # the shared protocol's stores: a failure there is one error, not one per row
+        try:
+            runner.prepare()  # the shared protocol's stores: a failure there is one error, not one per row
+        except StoreFailed as exc:
+            raise exc.named(ids) from exc.__cause__
         d = decide_rows(runner, rows, on_error, chosen.name, pairs)
         d.served, d.protocol = [runner.served.get(p.key) for p in pairs], runner.meta()
     else:
         d = decide_rows(chosen.subject, rows, on_error, chosen.name, pairs)
     data = Report(score(rows, d, cache_name=chosen.name, decisions=True)).to_dict()
-    data["protocol"] = (protocol_summary(d.protocol, [r.id for r in rows], [r.binary_label for r in rows], d.served)
+    data["protocol"] = (protocol_summary(d.protocol, ids, [r.binary_label for r in rows], d.served)
                         if d.protocol is not None else pair_protocol())
     if chosen.sweep:
         data["threshold_sweep"] = grid_sweep(data["decisions"], chosen.sweep)

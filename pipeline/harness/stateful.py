@@ -39,7 +39,18 @@ PAIR = "pair"  # the protocol name of a `Pair -> Verdict` cache: it sees both re
 
 
 class StoreFailed(CacheEvalError):
-    """The shared protocol could not fill the cache: its store() or reset() raised."""
+    """The shared protocol could not fill the cache: its store() or reset() raised. `position`: the
+    pair whose A was being stored (None: reset), which the scorer names by its row id (`named`)."""
+
+    position: int | None = None
+
+    def named(self, ids: Sequence[str]) -> "StoreFailed":
+        """The same failure naming the row instead of the pair's position."""
+        if self.position is None or not 0 <= self.position < len(ids):
+            return self
+        out = StoreFailed(str(self).replace(f"storing pair {self.position + 1}'s A", f"storing row {ids[self.position]}'s A"))
+        out.position = self.position
+        return out
 
 
 @runtime_checkable
@@ -94,18 +105,20 @@ class ProtocolRun:
         # Marked first: a cache that fails here fails once, not again on every row.
         self._prepared = True
         t0 = time.perf_counter()
-        where = "reset()"
+        where, position = "reset()", None
         try:
             self.cache.reset()
-            for n, pair in enumerate(self.pairs, 1):
-                where = f"storing pair {n}'s A"
+            for position, pair in enumerate(self.pairs):
+                where = f"storing pair {position + 1}'s A"
                 a = pair.a
                 self.cache.store(a, marker(a))
                 self.stored += 1
         except Exception as exc:  # noqa: BLE001 - one line at the boundary, the cause chained
             first = (str(exc).strip().splitlines() or [""])[0]
-            raise StoreFailed(f"{type(self.cache).__name__} raised {type(exc).__name__}: {first} while {where} "
-                              "(shared protocol). Fix the cache's store, or run it --protocol isolated") from exc
+            failed = StoreFailed(f"{type(self.cache).__name__} raised {type(exc).__name__}: {first} while {where} "
+                                 "(shared protocol). Fix the cache's store, or run it --protocol isolated")
+            failed.position = position
+            raise failed from exc
         self.store_seconds = time.perf_counter() - t0
 
     def __call__(self, pair: Pair) -> Verdict:

@@ -93,7 +93,7 @@ def _run(obj: Any, run: dict, send: Any) -> None:
         try:
             runner.prepare()
         except StoreFailed as exc:
-            send({"store_failed": str(exc)})
+            send({"store_failed": str(exc), "position": exc.position})
             return
         send({"prepared": True})
         cache = runner

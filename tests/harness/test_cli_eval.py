@@ -244,7 +244,7 @@ def test_a_raising_cache_is_scored_miss_by_default(tmp_path, capsys):
     assert (code, err) == (0, "")
     data = json.loads(js.read_text(encoding="utf-8"))
     assert data["tiers"]["error"] == 3 and data["errors"]["count"] == 3
-    assert data["errors"]["messages"][0] == "cb-math-0001: ZeroDivisionError: cannot compare cb-math-0001"
+    assert data["errors"]["messages"][0] == "cb-math-0001: ZeroDivisionError: cannot compare 'Solve x + 2 = 8'"
     assert data["by_domain"]["math"]["tp"] == 0 and data["by_domain"]["math"]["fp"] == 0
 
 
@@ -253,7 +253,7 @@ def test_on_error_raise_stops_with_one_line(tmp_path, capsys):
     code, out, err = run(capsys, "--cache-module", str(DATA / "raising_cache.py"), "--on-error", "raise",
                          "--out", str(md))
     assert (code, out) == (1, "")
-    assert err == ("error: cache 'raising_cache' raised ZeroDivisionError: cannot compare cb-math-0001 on row "
+    assert err == ("error: cache 'raising_cache' raised ZeroDivisionError: cannot compare 'Solve x + 2 = 8' on row "
                    "cb-math-0001. Fix the cache, or use --on-error miss to score such rows as MISS\n")
     assert not md.exists()
 
