@@ -212,10 +212,10 @@ def test_file_path_module_with_a_cache_function(capsys):
      "--cache-class NeedsArgs: NeedsArgs() raised TypeError: NeedsArgs.__init__() missing 1 required "
      "positional argument: 'threshold'. The class must be built with no arguments"),
     (["--cache-module", "democache.simple", "--cache-class", "NotACache"],
-     "--cache-module democache.simple: a NotACache instance is neither callable nor has a decide(row) "
-     "method. Make it a function of the row, or give the class __call__ or decide"),
+     "--cache-module democache.simple: a NotACache instance is neither callable nor has a decide(pair) "
+     "method. Make it a function of the pair, or give the class __call__ or decide"),
     (["--cache-module", "democache"],
-     "--cache-module democache: no attribute named 'cache'. Define `cache(row) -> Verdict` in the module, "
+     "--cache-module democache: no attribute named 'cache'. Define `cache(pair) -> Verdict` in the module, "
      "or pass --cache-class NAME"),
     (["--cache-module", "tests/data/nope.py"],
      "--cache-module tests/data/nope.py: file not found. Pass an existing .py file or a dotted module name"),
