@@ -14,6 +14,13 @@ class InputError(CacheEvalError):
     """Bad input: a file, line or record is malformed. The message names it and how to fix it."""
 
 
+class UsageError(CacheEvalError):
+    """A command-line option the command cannot take (an output path that is not a regular file, an
+    output that is also an input): refused before any work, exit 2 like argparse's own errors."""
+
+    exit_code = 2
+
+
 class BuildError(CacheEvalError):
     """The build could not produce a valid benchmark (a check failed, a quota cell is short)."""
 

@@ -68,7 +68,54 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_a_regular_file(path: str | Path) -> str | None:
+    """What `path` is when it exists and is not a regular file (following symlinks; a symlink to
+    nothing counts), else None: such a path never receives an output file."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        return "a symlink to nothing" if os.path.islink(p) else None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return f"{kind} (through a symlink)" if os.path.islink(p) else kind
+
+
+def output_problem(path: str | Path, inputs: dict[str, str | Path | None] | None = None) -> str | None:
+    """Why `path` may not be an output of this run, or None: it must be a new or existing regular file
+    (not a device, FIFO, socket or folder, nor a symlink to one), in an existing folder, and none of
+    the run's `inputs` (option -> path: the benchmark, the labels, the cache module...)."""
+    p = Path(path)
+    kind = not_a_regular_file(p)
+    if kind:
+        return f"is {kind}, not a regular file"
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        return f"folder {folder} does not exist"
+    for option, given in (inputs or {}).items():
+        try:
+            if given is not None and os.path.exists(given) and p.exists() and os.path.samefile(p, given):
+                return f"is the run's input {option} {given}"
+        except OSError:
+            continue
+    return None
+
+
 def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all: a temporary file beside it, renamed over it. Only
+    a regular file (or a new name) is ever replaced; a symlink to a regular file is written through
+    (its target is replaced, the link kept); anything else is refused before a byte is written."""
+    kind = not_a_regular_file(path)
+    if kind:
+        raise OSError(f"{path}: refusing to replace {kind} with a file")
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:

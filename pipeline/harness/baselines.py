@@ -1,4 +1,5 @@
 """Reference caches, registered by name: the floor and ceiling every real cache is read against.
+Like any cache they see a Pair (the two requests) only.
 
 - always_miss: never hits (FHR 0, recall 0: the FHR floor);
 - always_hit: always hits (recall 1, the worst FHR);
@@ -10,28 +11,28 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pipeline.harness import Row, Verdict
+from pipeline.harness import Pair, Verdict
 from pipeline.core.registry import Registry
 
-Cache = Callable[[Row], Any]
+Cache = Callable[[Pair], Any]
 BASELINES: Registry[Cache] = Registry("baseline")
 
 
-def always_miss(row: Row) -> Verdict:
+def always_miss(pair: Pair) -> Verdict:
     """Never serve from the cache."""
     return Verdict(is_hit=False, tier_used="exact")
 
 
-def always_hit(row: Row) -> Verdict:
+def always_hit(pair: Pair) -> Verdict:
     """Always serve the stored response."""
     return Verdict(is_hit=True, tier_used="exact")
 
 
-def exact_match(row: Row) -> Verdict:
+def exact_match(pair: Pair) -> Verdict:
     """HIT only when both requests are verbatim the same: query text, earlier turns, system prompt
     and tool schemas (JSON values compared structurally, strings byte for byte)."""
-    same = (row.query_a == row.query_b and row.context_a == row.context_b
-            and row.system_prompt_a == row.system_prompt_b and row.tools_a == row.tools_b)
+    same = (pair.query_a == pair.query_b and pair.context_a == pair.context_b
+            and pair.system_prompt_a == pair.system_prompt_b and pair.tools_a == pair.tools_b)
     return Verdict(is_hit=same, tier_used="exact")
 
 

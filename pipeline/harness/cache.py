@@ -11,9 +11,12 @@ closure of what it imports from outside) and its config (thresholds, metric set,
 and `SCHEMA`. A code version or declared value that cannot be read is never reused (fail closed).
 
 Each entry is one readable JSON file holding the identity it was made from, the report and a
-checksum. Before serving, the entry must be a regular file, the stored identity must equal the
-current one and the checksum must hold; any mismatch, read error or corruption is one warning line
-and re-runs the evaluation, whose result overwrites the entry (a folder in its place included).
+signature: an HMAC-SHA256 of both under the installation's secret key (pipeline.core.secret,
+`<cache root>/secret.key`, 0600, never visible to a scored cache's worker). Before serving, the
+entry must be a regular file, the stored identity must equal the current one and the signature must
+hold, so an entry forged or re-signed without the key is never served; any mismatch, read error or
+corruption is one warning line and re-runs the evaluation, whose result overwrites the entry (a
+folder in its place included).
 
 Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still refreshes the entry)::
 
@@ -36,11 +39,11 @@ from typing import Any, Callable, Mapping
 
 from pipeline.core.errors import warn
 from pipeline.core.hashing import canonical_json, file_sha256, sha256_text
-from pipeline.core import settings
+from pipeline.core import secret, settings
 from pipeline.harness.closure import ABSENT, STDLIB, UNKNOWN, classify, code_identity
 from pipeline.harness.interface import HARNESS_VERSION
 
-SCHEMA = 2
+SCHEMA = 3  # 3: entries are signed (HMAC under the installation key), not checksummed
 DECLARED = ("model_snapshot", "settings")
 HARNESS_DIR = Path(__file__).resolve().parent
 
@@ -135,17 +138,30 @@ def _bench_sha256(path: str | Path) -> str:
 class EvalCache:
     """A folder of evaluation results keyed by everything that can change a score."""
 
-    def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time,
+                 key: bytes | None = None, key_root: str | Path | None = None) -> None:
         # default read now, not at import: $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval
         self.path = Path(path) if path is not None else settings.eval_dir()
         self.clock = clock
+        self._key = key  # the signing key; default: that of `key_root` (read on first use)
+        # the cache root holding the key: given, else the cache root (default folder), else the folder's parent
+        self.key_root = Path(key_root) if key_root is not None else (
+            settings.cache_root() if path is None else self.path.parent)
 
-    def identity(self, benchmark_path: str | Path, cache_obj: Any, harness_config: Mapping[str, Any]) -> dict:
-        """The full identity of one evaluation (see the module docstring)."""
+    @property
+    def key(self) -> bytes:
+        if self._key is None:
+            self._key = secret.installation_key(self.key_root)
+        return self._key
+
+    def identity(self, benchmark_path: str | Path, cache_obj: Any, harness_config: Mapping[str, Any],
+                 implementation: Mapping[str, Any] | None = None) -> dict:
+        """The full identity of one evaluation (see the module docstring); `implementation` given
+        when the cache was read elsewhere (a worker process: pipeline.harness.isolated)."""
         return {
             "schema": SCHEMA,
             "benchmark_sha256": _bench_sha256(benchmark_path),
-            "implementation": implementation_identity(cache_obj),
+            "implementation": dict(implementation) if implementation is not None else implementation_identity(cache_obj),
             "harness": {**harness_identity(), "config": dict(harness_config)},
         }
 
@@ -162,6 +178,11 @@ class EvalCache:
             return run(), False
         if identity_uncacheable := self._uncacheable(identity):
             warn(f"evaluation not cached: {identity_uncacheable}")
+            return run(), False
+        try:
+            self.key
+        except OSError as exc:
+            warn(f"the cache signing key cannot be read or made ({exc}); evaluating without the cache")
             return run(), False
         if use_cache:
             report = self._load(key, identity)
@@ -198,8 +219,8 @@ class EvalCache:
             problem = "has another schema or key"
         elif data.get("identity") != json.loads(canonical_json(identity)):
             problem = "was made from another identity"
-        elif data.get("checksum") != _checksum(data.get("identity"), data.get("report")):
-            problem = "fails its checksum"
+        elif not secret.verify(self.key, _signed(data.get("identity"), data.get("report")), data.get("signature")):
+            problem = "is not signed with this installation's key (forged, re-signed or from another installation)"
         elif not isinstance(data.get("report"), dict):
             problem = "holds no report"
         if problem:
@@ -219,7 +240,7 @@ class EvalCache:
         ident = json.loads(canonical_json(identity))
         entry = {"schema": SCHEMA, "key": key, "created_at": int(self.clock()), "identity": ident,
                  # the report keeps its own key order, so a served report renders exactly like a fresh one
-                 "report": report, "checksum": _checksum(ident, report)}
+                 "report": report, "signature": secret.sign(self.key, _signed(ident, report))}
         path = self._file(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -234,5 +255,6 @@ class EvalCache:
             warn(f"{path}: could not write the evaluation cache entry ({exc}); continuing without it")
 
 
-def _checksum(identity: Any, report: Any) -> str:
-    return sha256_text(canonical_json({"identity": identity, "report": report}))
+def _signed(identity: Any, report: Any) -> bytes:
+    """The bytes an entry's signature covers: its identity and its report, canonically."""
+    return canonical_json({"identity": identity, "report": report}).encode("utf-8")

@@ -225,3 +225,100 @@ def check_file(path: str | Path, *, domains: Sequence[str] | None = None) -> tup
 def validate_file(path: str | Path, *, domains: Sequence[str] | None = None) -> list[str]:
     """Every contract error of a benchmark JSONL file, one line each (empty when it is valid)."""
     return check_file(path, domains=domains)[1]
+
+
+# ---- the scoring contract (lenient): what `cacheeval eval` needs to score a pair file from anywhere
+
+SCORING_REQUIRED = ("id", "query_a", "query_b")
+# Fields the report groups by: any string (or null) when present, "unspecified" when absent.
+SCORING_TEXT_FIELDS = ("domain", "subcategory", "difficulty", "verification_method", "construction_method", "source")
+
+
+@lru_cache(maxsize=1)
+def _scoring_validator() -> Validator:
+    """configs/row.schema.json cut down to what scoring reads: the id and the two requests (typed as
+    in the build, since a cache receives them), the label enums; any other field is free."""
+    full = json.loads(ROW_SCHEMA.read_text(encoding="utf-8"))
+    props = full["properties"]
+    keep = ("query_a", "query_b", "context_a", "context_b", "system_prompt_a", "system_prompt_b", "tools_a", "tools_b",
+            "label", "binary_label")
+    schema = {"$schema": full["$schema"], "$defs": full["$defs"], "type": "object", "required": list(SCORING_REQUIRED),
+              "properties": {"id": {"$ref": "#/$defs/text"}, **{k: props[k] for k in keep},
+                             **{k: {"type": ["string", "null"]} for k in SCORING_TEXT_FIELDS}}}
+    return Validator(schema)
+
+
+def _scoring_label_problems(row: dict) -> list[tuple[str, str, str]]:
+    if row.get("label") is None and row.get("binary_label") is None:
+        why = ("missing: a row needs a binary_label (HIT or MISS) or a label. Add one, or pass --labels with the "
+               "labels file of this split")
+        return [("label", "required", why), ("binary_label", "required", why)]
+    found = _scoring_label_problem(row)
+    return [found] if found else []
+
+
+def _scoring_label_problem(row: dict) -> tuple[str, str, str] | None:
+    """A row needs a binary label, given or derived from its 5-class label; both given must agree
+    where the rule is known (a MISS-class label is never a HIT; a known method decides the override)."""
+    from pipeline.core.taxonomy import HIT_LABELS, LABELS, VERIFICATION_METHODS  # noqa: PLC0415
+
+    label, given, method = row.get("label"), row.get("binary_label"), row.get("verification_method")
+    if label not in LABELS or given not in ("HIT", "MISS"):
+        return None  # absent (derived) or an enum error already said
+    if method in VERIFICATION_METHODS:
+        want = binary_label(label, method)
+        why = "policy_no_cache forces MISS" if method == "policy_no_cache" else "HIT exactly for EQUIV and PARA_SAFE"
+    elif label not in HIT_LABELS:
+        want, why = "MISS", "no policy makes a MISS label a HIT"
+    else:
+        return None     # a HIT-class label may be MISS by a policy under another name
+    if given == want:
+        return None
+    return ("binary_label", "binary_label", f"'{given}' contradicts label '{label}'"
+                                            + (f" with verification_method '{method}'" if method else "")
+                                            + f" ({why}). Set it to '{want}'")
+
+
+def scoring_problems(rows: list[tuple[int, Any]]) -> list[Problem]:
+    """Every problem of already parsed rows under the scoring contract (see SCORING_REQUIRED): an
+    object per line, unique string ids, non-empty string queries, request fields of the build's
+    types, known label values, a binary label given or derivable. Key order, id form, domain names,
+    verification methods and unknown fields are free."""
+    validator = _scoring_validator()
+    out: list[tuple[int, int, int, Problem]] = []
+    first_line: dict[str, int] = {}
+    for lineno, row in rows:
+        if not isinstance(row, dict):
+            out.append((lineno, -1, 0, Problem(lineno, "<json>", "json", f"<json>: expected a JSON object, got "
+                                               f"{_json_type(row)}. Write one JSON object per line")))
+            continue
+        problems = [(f, k, t.replace("(every row has the 22 fields of BENCHMARK.md)", "(a row needs id, query_a, "
+                                     "query_b and a label or binary_label)")) for f, k, t in _schema_problems(row, validator)]
+        problems += _scoring_label_problems(row)
+        rid = row.get("id")
+        if isinstance(rid, str):
+            if rid in first_line:
+                problems.append(("id", "duplicate_id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
+                                                       "Give every row its own id"))
+            else:
+                first_line[rid] = lineno
+        for seq, (field, kind, problem) in enumerate(problems):
+            top = field.split(".")[0].split("[")[0]
+            out.append((lineno, _RANK.get(top, len(_RANK)), seq, Problem(lineno, field, kind, f"{field}: {problem}")))
+    out.sort(key=lambda t: t[:3])
+    return [p for *_, p in out]
+
+
+def scoring_row(row: dict) -> dict:
+    """A row that passed `scoring_problems` with every field of the build's contract present: the
+    binary label derived where absent, "unspecified" for an absent grouping field, None elsewhere."""
+    from pipeline.harness.interface import ROW_FIELDS as FIELDS
+
+    out = {k: row.get(k) for k in FIELDS}
+    for k in SCORING_TEXT_FIELDS:
+        if out[k] is None:
+            out[k] = "unspecified"
+    if out["binary_label"] is None:
+        out["binary_label"] = binary_label(out["label"], out["verification_method"] or "")
+    out.update((k, v) for k, v in row.items() if k not in out)
+    return out

@@ -1,8 +1,12 @@
-"""The published interface between the harness and a cache: a benchmark Row in, a Verdict out.
+"""The published interface between the harness and a cache: a Pair of requests in, a Verdict out.
 
-A cache is any callable `row -> verdict`. The verdict may be a `Verdict`, any object with the same
-attribute names (a cache written against the published CacheEval interface runs with only its
-import line changed), a dict with those keys, or a plain bool.
+A cache is any callable `pair -> verdict`. It sees what a cache sees in production and nothing
+else: the two requests (`Request`: query, earlier turns, system prompt, tools) and an opaque key,
+new on every run. The benchmark `Row` (with its label, expected answers, rationale, verification,
+difficulty, domain, ...) stays with the scorer, which joins the labels to the decisions afterwards.
+The verdict may be a `Verdict`, any object with the same attribute names (a cache written against
+the published CacheEval interface runs with only its import line changed), a dict with those keys,
+or a plain bool.
 """
 from __future__ import annotations
 
@@ -83,6 +87,112 @@ class Verdict:
     tier_used: str | None = None
     cost_usd: float = 0.0
     extra: dict = field(default_factory=dict)
+
+
+# What a cache may read of a row: the two requests, under their row names.
+REQUEST_FIELDS = ("query_a", "query_b", "context_a", "context_b", "system_prompt_a", "system_prompt_b",
+                  "tools_a", "tools_b")
+_REQUEST_SET = frozenset(REQUEST_FIELDS)
+SEES_REQUESTS_ONLY = ("a cache sees requests only: query_a/query_b, context_*, system_prompt_*, tools_* (or "
+                      "pair.a / pair.b) and the opaque pair.key; labels are joined by the scorer afterwards")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as a cache sees it: the query text, the system prompt (user identity or
+    instructions), the earlier turns (a list of {"role", "content"} messages) and the tool schemas.
+    JSON values are kept as loaded, so a Request compares by value but may not be hashable."""
+
+    query: str
+    system_prompt: str | None = None
+    context: Any = None
+    tools: Any = None
+
+    @classmethod
+    def from_row(cls, row: Any, side: str) -> "Request":
+        """Request A (`side="a"`) or B (`side="b"`) of a benchmark row or a Pair."""
+        if side not in ("a", "b"):
+            raise ValueError(f"side must be 'a' or 'b', got {side!r}")
+        return cls(getattr(row, f"query_{side}"), getattr(row, f"system_prompt_{side}"),
+                   getattr(row, f"context_{side}"), getattr(row, f"tools_{side}"))
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The request as chat messages: system prompt, earlier turns, then the query as the user."""
+        out: list[dict[str, Any]] = []
+        if self.system_prompt:
+            out.append({"role": "system", "content": self.system_prompt})
+        out.extend(self.context or [])
+        out.append({"role": "user", "content": self.query})
+        return out
+
+
+class Pair:
+    """What a pair cache receives: an opaque `key` (new on every run: it names no row) and the two
+    requests, `a` (the earlier, cached one) and `b` (the new one). For caches written against rows,
+    the request fields are also attributes under their row names (`query_a`, `context_b`, ...) and
+    dict-style keys (`pair["tools_a"]`); any other row field (id, label, binary_label, expected
+    answers, rationale, verification, difficulty, domain, subcategory, construction method,
+    source) raises AttributeError / KeyError: the cache sees requests only."""
+
+    __slots__ = REQUEST_FIELDS + ("key",)
+
+    def __init__(self, key: str, query_a: str, query_b: str, context_a: Any = None, context_b: Any = None,
+                 system_prompt_a: str | None = None, system_prompt_b: str | None = None, tools_a: Any = None,
+                 tools_b: Any = None) -> None:
+        self.key = key
+        self.query_a, self.query_b = query_a, query_b
+        self.context_a, self.context_b = context_a, context_b
+        self.system_prompt_a, self.system_prompt_b = system_prompt_a, system_prompt_b
+        self.tools_a, self.tools_b = tools_a, tools_b
+
+    @classmethod
+    def from_requests(cls, key: str, a: Request, b: Request) -> "Pair":
+        return cls(key, a.query, b.query, a.context, b.context, a.system_prompt, b.system_prompt, a.tools, b.tools)
+
+    @classmethod
+    def of(cls, row: Any, key: str) -> "Pair":
+        """The requests of a Row (or any object with the request fields), under `key`."""
+        return cls(key, row.query_a, row.query_b, row.context_a, row.context_b, row.system_prompt_a,
+                   row.system_prompt_b, row.tools_a, row.tools_b)
+
+    @property
+    def a(self) -> Request:
+        return Request(self.query_a, self.system_prompt_a, self.context_a, self.tools_a)
+
+    @property
+    def b(self) -> Request:
+        return Request(self.query_b, self.system_prompt_b, self.context_b, self.tools_b)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for names that are not slots: every row field but the requests
+        raise AttributeError(f"Pair has no attribute {name!r}: {SEES_REQUESTS_ONLY}")
+
+    def __getitem__(self, name: str) -> Any:
+        if name in _REQUEST_SET:
+            return getattr(self, name)
+        raise KeyError(f"{name!r}: {SEES_REQUESTS_ONLY}")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """Dict-style get of a request field; any other name raises KeyError (never a silent default)."""
+        return self[name]
+
+    def keys(self) -> tuple[str, ...]:
+        return REQUEST_FIELDS
+
+    def __contains__(self, name: object) -> bool:
+        return name in _REQUEST_SET
+
+    def to_dict(self) -> dict[str, Any]:
+        """The key and the request fields: what the harness sends to a cache in another process."""
+        return {"key": self.key, **{k: getattr(self, k) for k in REQUEST_FIELDS}}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pair) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # JSON values inside: compared by value, not hashable
+
+    def __repr__(self) -> str:
+        return f"Pair(key={self.key!r}, query_a={self.query_a!r}, query_b={self.query_b!r})"
 
 
 class VerdictError(TypeError):

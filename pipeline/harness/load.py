@@ -1,17 +1,21 @@
 """Reading a benchmark file into Rows, joining a withheld-labels file, and refusing anything that
-breaks the row contract, with every problem on its own line.
+breaks the contract, with every problem on its own line.
 
-A benchmark is held to the same contract as the build's output (pipeline.harness.contract: the
-schema, the enums, the binary rule, unique ids, key order; pipeline.harness.jsonl: regular files,
-UTF-8 by line, unique keys, finite numbers, a depth limit). Problems raise BenchmarkInvalid, which
-the CLI prints as one `error: <file>:<line>: <what>. <how to fix>.` line per problem.
+Two contracts (pipeline.harness.contract), over the same reader (pipeline.harness.jsonl: regular
+files, UTF-8 by line, unique keys, finite numbers, a depth limit):
+- strict (the default; the build's output, `cacheeval validate`, the build's reference reports):
+  the schema, the enums, the binary rule, unique ids, key order;
+- scoring (`strict=False`, `cacheeval eval`): what scoring needs, so a pair file published by
+  anyone is scored: an id, query_a, query_b, a label or binary_label; the rest optional and free.
+Problems raise BenchmarkInvalid, which the CLI prints as one `error: <file>:<line>: <what>. <how to
+fix>.` line per problem.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from pipeline.core.errors import InputError
-from pipeline.harness.contract import Problem, all_problems
+from pipeline.harness.contract import Problem, all_problems, scoring_problems, scoring_row
 from pipeline.harness.interface import ROW_FIELDS, Row
 from pipeline.harness.jsonl import read_jsonl
 
@@ -80,9 +84,11 @@ def _join(row: dict, found: tuple[int, dict], where: str, labels_path: Any) -> t
     return merged, conflicts
 
 
-def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | None = None) -> list[Row]:
+def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | None = None,
+               strict: bool = True) -> list[Row]:
     """Read a benchmark JSONL file into Rows, in file order, after checking it against the row
-    contract with the registered `domains` (None: any lowercase domain name).
+    contract with the registered `domains` (None: any lowercase domain name), or with strict=False
+    against the scoring contract (see the module docstring; absent fields become "unspecified" or None).
 
     A test split published without labels is joined with `labels_path` (JSONL records holding `id`
     and the withheld fields) by id; a field present in both files must agree. BenchmarkInvalid
@@ -90,6 +96,7 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
     name = str(path)
     labels, problems = _index_labels(labels_path) if labels_path is not None else (None, [])
     values, unreadable = _read(path)
+    unmatched: list[tuple[int, str]] = []
     if labels is not None:
         joined = []
         for lineno, obj in values:
@@ -97,15 +104,28 @@ def load_bench(path: Any, labels_path: Any = None, *, domains: Sequence[str] | N
             if isinstance(rid, str) and rid in labels:
                 obj, conflicts = _join(obj, labels[rid], f"{name}:{lineno}", labels_path)
                 problems += conflicts
+            elif isinstance(rid, str) and not (all if strict else any)(k in obj for k in LABEL_FIELDS):
+                unmatched.append((lineno, rid))
             joined.append((lineno, obj))
         values = joined
-    found = all_problems(values, unreadable, domains)
+    if strict:
+        found = all_problems(values, unreadable, domains)
+    else:
+        found = sorted([Problem(line, "<json>", "json", text) for line, text in unreadable] + scoring_problems(values),
+                       key=lambda p: p.line)
     if labels is None:
         found = _unlabelled(found)
+    elif unmatched:
+        # A labels file of another split: one line with the count, not a missing field per row.
+        lines = {n for n, _ in unmatched}
+        found = [p for p in found if not (p.kind == "required" and p.field in LABEL_FIELDS and p.line in lines)]
+        n, (first_line, first_id) = len(unmatched), unmatched[0]
+        problems.append(f"{labels_path}: no labels for {n} of {len(values)} rows of {name} (the first: {first_id} on "
+                        f"line {first_line}). Pass the labels file of this split")
     problems += _lines(name, found)
     if problems:
         raise BenchmarkInvalid(problems, name)
-    return [Row.from_dict(obj) for _, obj in values]
+    return [Row.from_dict(obj if strict else scoring_row(obj)) for _, obj in values]
 
 
 def _read(path: Any) -> tuple[list, list]:

@@ -7,6 +7,15 @@ import json
 from typing import Any
 
 
+# What each way of running the cache under test means (`cacheeval eval` names it in the report).
+ISOLATION = {
+    "bubblewrap": "the cache ran in a bubblewrap jail as user nobody, seeing requests only; the project, the "
+                  "labels and every cache root out of its sight or read-only",
+    "process": "the cache ran in a worker process, seeing requests only; no file-system jail (bwrap unavailable)",
+    "in-process": "the cache ran in the scorer's own process (--in-process, a reference or a baseline)",
+}
+
+
 class Report:
     """The scored result of one cache on one benchmark file. The headline numbers are properties
     (n, precision, recall, f1, fhr, accuracy), None where a ratio has no denominator."""
@@ -88,6 +97,8 @@ def _render_markdown(d: dict[str, Any]) -> str:
            "HIT is the positive class; FHR = FP / (FP + TN).", ""]
     if d.get("protocol"):
         out += [f"Protocol: {d['protocol']['summary']}.", ""]
+    if d.get("isolation"):
+        out += [f"Isolation: {d['isolation']} ({ISOLATION.get(d['isolation'], 'as named')}).", ""]
     out += ["## Headline", ""]
     body = []
     for key, name in (("fhr", "FHR"), ("precision", "precision"), ("recall", "recall"), ("f1", "F1"),

@@ -7,7 +7,8 @@ It may also set `last_confidence` (its score for the latest lookup, higher = mor
 and `tier` (what decides, e.g. "embedding"); the harness reads both when present.
 
 Each row's A request is stored with a marker response that names the request (`marker`), so the
-harness knows which entry a lookup served. Two protocols turn such a cache into `Row -> Verdict`:
+harness knows which entry a lookup served. Two protocols turn such a cache into `Pair -> Verdict`
+(it sees the requests only; the scorer joins the labels afterwards):
 
 - `isolated` (Protocol A-prime): for every row, reset, store A, look up B. A hit is the cache
   serving A's response.
@@ -24,47 +25,31 @@ Standard library only, like the rest of the harness.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from pipeline.core.errors import CacheEvalError
 from pipeline.core.hashing import canonical_json, sha256_text
-from pipeline.harness.interface import Row, Verdict
+from pipeline.harness.interface import Pair, Request, Verdict
+
+__all__ = ["PROTOCOLS", "PAIR", "Request", "StoreFailed", "StoreLookupCache", "is_store_lookup", "marker",
+           "ProtocolRun", "apply_served", "protocol_summary", "pair_protocol"]
 
 PROTOCOLS = ("isolated", "shared")
-PAIR = "pair"  # the protocol name of a `Row -> Verdict` cache: it sees both requests at once
+PAIR = "pair"  # the protocol name of a `Pair -> Verdict` cache: it sees both requests at once
 
 
 class StoreFailed(CacheEvalError):
-    """The shared protocol could not fill the cache: its store() or reset() raised."""
+    """The shared protocol could not fill the cache: its store() or reset() raised. `position`: the
+    pair whose A was being stored (None: reset), which the scorer names by its row id (`named`)."""
 
+    position: int | None = None
 
-@dataclass(frozen=True)
-class Request:
-    """One request as a cache sees it: the query text, the system prompt (user identity or
-    instructions), the earlier turns (a list of {"role", "content"} messages) and the tool schemas.
-    JSON values are kept as loaded, so a Request compares by value but may not be hashable."""
-
-    query: str
-    system_prompt: str | None = None
-    context: Any = None
-    tools: Any = None
-
-    @classmethod
-    def from_row(cls, row: Row, side: str) -> "Request":
-        """Request A (`side="a"`) or B (`side="b"`) of a benchmark row."""
-        if side not in ("a", "b"):
-            raise ValueError(f"side must be 'a' or 'b', got {side!r}")
-        return cls(getattr(row, f"query_{side}"), getattr(row, f"system_prompt_{side}"),
-                   getattr(row, f"context_{side}"), getattr(row, f"tools_{side}"))
-
-    def messages(self) -> list[dict[str, Any]]:
-        """The request as chat messages: system prompt, earlier turns, then the query as the user."""
-        out: list[dict[str, Any]] = []
-        if self.system_prompt:
-            out.append({"role": "system", "content": self.system_prompt})
-        out.extend(self.context or [])
-        out.append({"role": "user", "content": self.query})
+    def named(self, ids: Sequence[str]) -> "StoreFailed":
+        """The same failure naming the row instead of the pair's position."""
+        if self.position is None or not 0 <= self.position < len(ids):
+            return self
+        out = StoreFailed(str(self).replace(f"storing pair {self.position + 1}'s A", f"storing row {ids[self.position]}'s A"))
+        out.position = self.position
         return out
 
 
@@ -92,53 +77,53 @@ def marker(request: Request) -> str:
 
 
 class ProtocolRun:
-    """A store/lookup cache run under one protocol, callable as `Row -> Verdict` for `evaluate`.
+    """A store/lookup cache run under one protocol, callable as `Pair -> Verdict` for the decision
+    loop. It sees requests only, like any cache: a lookup that served something is a HIT here, and
+    `served[key]` records whose response it was ("own", "other", or "none" when nothing was served).
+    The scorer, which alone holds the labels, turns a wrong-entry hit on a HIT row into a miss and
+    writes the protocol section (`protocol_summary`)."""
 
-    It counts what every lookup served (its own row's response, another row's, or nothing);
-    `summary()` is the report's protocol section."""
-
-    def __init__(self, cache: Any, protocol: str, rows: Iterable[Row] = ()) -> None:
+    def __init__(self, cache: Any, protocol: str, pairs: Iterable[Pair] = ()) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         if not is_store_lookup(cache):
             raise TypeError(f"{type(cache).__name__} is not a store/lookup cache (store, lookup, reset)")
         self.cache = cache
         self.protocol = protocol
-        self.rows = list(rows)
+        self.pairs = list(pairs)
         self.store_seconds = 0.0
         self.stored = 0
-        self.served: dict[str, str] = {}   # row id -> "own" | "other"
-        self.wrong_entry: list[str] = []   # row ids whose lookup served another row's response
-        self._gold: dict[str, str] = {}
+        self.served: dict[str, str] = {}   # pair key -> "own" | "other" | "none", for every lookup that returned
         self._prepared = False
 
     def prepare(self) -> None:
-        """The shared protocol stores every row's A before the first lookup (timed apart);
-        StoreFailed when the cache raises meanwhile."""
+        """The shared protocol stores every pair's A before the first lookup (timed apart);
+        StoreFailed when the cache raises meanwhile (naming the pair by its position)."""
         if self._prepared or self.protocol != "shared":
             self._prepared = True
             return
         # Marked first: a cache that fails here fails once, not again on every row.
         self._prepared = True
         t0 = time.perf_counter()
-        row_id = None
+        where, position = "reset()", None
         try:
             self.cache.reset()
-            for row in self.rows:
-                row_id = row.id
-                a = Request.from_row(row, "a")
+            for position, pair in enumerate(self.pairs):
+                where = f"storing pair {position + 1}'s A"
+                a = pair.a
                 self.cache.store(a, marker(a))
                 self.stored += 1
         except Exception as exc:  # noqa: BLE001 - one line at the boundary, the cause chained
-            where = f"storing row {row_id}'s A" if row_id else "reset()"
             first = (str(exc).strip().splitlines() or [""])[0]
-            raise StoreFailed(f"{type(self.cache).__name__} raised {type(exc).__name__}: {first} while {where} "
-                              "(shared protocol). Fix the cache's store, or run it --protocol isolated") from exc
+            failed = StoreFailed(f"{type(self.cache).__name__} raised {type(exc).__name__}: {first} while {where} "
+                                 "(shared protocol). Fix the cache's store, or run it --protocol isolated")
+            failed.position = position
+            raise failed from exc
         self.store_seconds = time.perf_counter() - t0
 
-    def __call__(self, row: Row) -> Verdict:
+    def __call__(self, pair: Pair) -> Verdict:
         self.prepare()
-        a, b = Request.from_row(row, "a"), Request.from_row(row, "b")
+        a, b = pair.a, pair.b
         own = marker(a)
         if self.protocol == "isolated":
             t0 = time.perf_counter()
@@ -150,46 +135,55 @@ class ProtocolRun:
         response = self.cache.lookup(b)
         ms = (time.perf_counter() - t0) * 1000.0
         confidence = getattr(self.cache, "last_confidence", None)
-        self._gold[row.id] = row.binary_label
-        is_hit = response is not None
-        if is_hit:
-            self.served[row.id] = "own" if response == own else "other"
-            if response != own:
-                self.wrong_entry.append(row.id)
-                if row.binary_label == "HIT":
-                    # Served someone else's answer: not the hit this row asks for, at any threshold
-                    # (the score is the other entry's), so no confidence either.
-                    is_hit, confidence = False, None
-        return Verdict(is_hit=is_hit, confidence=None if confidence is None else float(confidence),
+        self.served[pair.key] = "none" if response is None else "own" if response == own else "other"
+        return Verdict(is_hit=response is not None, confidence=None if confidence is None else float(confidence),
                        decision_ms=max(ms, 1e-6), tier_used=getattr(self.cache, "tier", None))
 
-    def summary(self) -> dict[str, Any]:
-        """The protocol section of a report: what was stored and what every lookup served."""
-        on_hit = [i for i in self.wrong_entry if self._gold.get(i) == "HIT"]
-        on_miss = [i for i in self.wrong_entry if self._gold.get(i) != "HIT"]
-        own_on_miss = sum(1 for i, s in self.served.items() if s == "own" and self._gold.get(i) != "HIT")
-        served = len(self.served)
-        false_hits = own_on_miss + len(self.wrong_entry)
-        text = (f"{self.protocol} (store/lookup cache: "
-                + ("reset, store A, look up B for every row" if self.protocol == "isolated"
-                   else f"every row's A stored in one cache ({self.stored} entries), then every B looked up")
-                + f"); {served} lookups served a response, {len(self.wrong_entry)} of them another row's "
-                f"({len(on_hit)} on HIT rows, scored FN; {len(on_miss)} on MISS rows, scored FP); "
-                f"false hits {false_hits}")
-        return {
-            "name": self.protocol,
-            "summary": text,
-            "entries_stored": self.stored,
-            "store_seconds": round(self.store_seconds, 3),
-            "lookups": len(self._gold),
-            "served": served,
-            "served_own": served - len(self.wrong_entry),
-            "wrong_entry_hits": {"total": len(self.wrong_entry), "on_hit_rows": len(on_hit),
-                                 "on_miss_rows": len(on_miss), "ids": list(self.wrong_entry)},
-            # every response served that is not the right one: FP on MISS rows plus wrong entries on HIT rows
-            "false_hits": false_hits,
-            "served_precision": (served - false_hits) / served if served else None,
-        }
+    def meta(self) -> dict[str, Any]:
+        """What the scorer needs besides the per-pair decisions: entries stored and the store time."""
+        return {"name": self.protocol, "stored": self.stored, "store_seconds": self.store_seconds}
+
+
+def apply_served(served: Sequence[str | None], gold: Sequence[str], hits: list, confs: list) -> None:
+    """The scorer's half of a store/lookup run: a lookup that served another row's response on a HIT
+    row is not the hit the row asks for, at any threshold (the score is the other entry's), so it is
+    a miss with no confidence."""
+    for i, s in enumerate(served):
+        if s == "other" and gold[i] == "HIT":
+            hits[i], confs[i] = False, None
+
+
+def protocol_summary(meta: dict[str, Any], ids: Sequence[str], gold: Sequence[str],
+                     served: Sequence[str | None]) -> dict[str, Any]:
+    """The protocol section of a report: what was stored and what every lookup served, with the
+    labels joined by the scorer (`served[i]` is None where the lookup raised)."""
+    protocol, stored = meta["name"], meta["stored"]
+    wrong = [i for i, s in enumerate(served) if s == "other"]
+    on_hit = [ids[i] for i in wrong if gold[i] == "HIT"]
+    on_miss = [ids[i] for i in wrong if gold[i] != "HIT"]
+    n_served = sum(1 for s in served if s in ("own", "other"))
+    own_on_miss = sum(1 for i, s in enumerate(served) if s == "own" and gold[i] != "HIT")
+    false_hits = own_on_miss + len(wrong)
+    text = (f"{protocol} (store/lookup cache: "
+            + ("reset, store A, look up B for every row" if protocol == "isolated"
+               else f"every row's A stored in one cache ({stored} entries), then every B looked up")
+            + f"); {n_served} lookups served a response, {len(wrong)} of them another row's "
+            f"({len(on_hit)} on HIT rows, scored FN; {len(on_miss)} on MISS rows, scored FP); "
+            f"false hits {false_hits}")
+    return {
+        "name": protocol,
+        "summary": text,
+        "entries_stored": stored,
+        "store_seconds": round(meta["store_seconds"], 3),
+        "lookups": sum(1 for s in served if s is not None),
+        "served": n_served,
+        "served_own": n_served - len(wrong),
+        "wrong_entry_hits": {"total": len(wrong), "on_hit_rows": len(on_hit),
+                             "on_miss_rows": len(on_miss), "ids": [ids[i] for i in wrong]},
+        # every response served that is not the right one: FP on MISS rows plus wrong entries on HIT rows
+        "false_hits": false_hits,
+        "served_precision": (n_served - false_hits) / n_served if n_served else None,
+    }
 
 
 def pair_protocol() -> dict[str, Any]:

@@ -57,13 +57,13 @@ def one_line(exc: BaseException) -> str:
 
 def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any], Any], str]:
     """(cache, default name) from a module exposing `cache` or a class `class_name`. The cache is
-    a `row -> verdict` callable, or a store/lookup object (pipeline.harness.stateful)."""
+    a `pair -> verdict` callable, or a store/lookup object (pipeline.harness.stateful)."""
     module = _import_module(module_spec)
     if class_name is None:
         obj = getattr(module, "cache", None)
         if obj is None:
             raise InputError(f"--cache-module {module_spec}: no attribute named 'cache'. Define "
-                             "`cache(row) -> Verdict` in the module, or pass --cache-class NAME")
+                             "`cache(pair) -> Verdict` in the module, or pass --cache-class NAME")
         default_name = Path(module_spec).stem if module_spec.endswith(".py") else module_spec
     else:
         cls = getattr(module, class_name, None)
@@ -85,5 +85,5 @@ def load_cache(module_spec: str, class_name: str | None) -> tuple[Callable[[Any]
     if callable(decide):
         return decide, default_name
     what = "'cache'" if class_name is None else f"a {class_name} instance"
-    raise InputError(f"--cache-module {module_spec}: {what} is neither callable nor has a decide(row) method. "
-                     "Make it a function of the row, or give the class __call__ or decide")
+    raise InputError(f"--cache-module {module_spec}: {what} is neither callable nor has a decide(pair) method. "
+                     "Make it a function of the pair, or give the class __call__ or decide")

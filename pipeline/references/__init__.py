@@ -3,7 +3,8 @@
 Each entry names a builder `module:function` that is imported only when the reference is built,
 so this package stays standard library at import (the harness test imports every module of
 pipeline/harness in a fresh interpreter and checks that no heavy library came). A builder is called
-as `build(bench_path, **params)` and returns either a pair cache (`Row -> Verdict`) or a
+as `build(bench_path, **params)` and returns either a pair cache (`Pair -> Verdict`: it sees the
+two requests only, pipeline.harness.interface) or a
 store/lookup cache (pipeline.harness.stateful), which the harness runs under a protocol.
 
 - gptcache-*: the real GPTCache 0.1.44 (its SQLite cache base, faiss vector base,
@@ -59,8 +60,9 @@ class ReferenceSpec:
             return f"{', '.join(absent)} not installed"
         return None
 
-    def build(self, bench_path: Path) -> Any:
-        """Import the builder and call it with the benchmark path and the entry's parameters."""
+    def build(self, bench_path: Path, **extra: Any) -> Any:
+        """Import the builder and call it with the benchmark path, the entry's parameters and `extra`
+        (e.g. the verified cache's `train` file)."""
         fix = "Install the pinned requirements (bash .ci/install), or choose another (cacheeval references)"
         why = self.missing()
         if why:
@@ -72,7 +74,7 @@ class ReferenceSpec:
             first = (str(exc).strip().splitlines() or [""])[0]
             raise ReferenceUnavailable(f"--reference {self.name}: loading {self.target} failed "
                                        f"({type(exc).__name__}: {first}). {fix}") from None
-        return builder(Path(bench_path), **dict(self.params))
+        return builder(Path(bench_path), **dict(self.params), **extra)
 
 
 REFERENCES: Registry[ReferenceSpec] = Registry("reference")

@@ -3,7 +3,7 @@ gradient-boosted verifier. The strongest cache in the repository, and the one th
 adversarial slice attacks.
 
     cache = build(Path("outputs/cachebench.jsonl"))   # trains on <bench dir>/splits/train.jsonl
-    verdict = cache(row)                               # Verdict(is_hit, confidence=P(HIT))
+    verdict = cache(pair)                              # Verdict(is_hit, confidence=P(HIT)); a Pair: requests only
 
 - Features (verified_features.py; one text in verified_text.py, word lists in verified_lexicon.py):
   only what a cache sees on any traffic (query texts, system prompts, earlier turns, offered tools);
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from pipeline.core.errors import InputError
-from pipeline.harness.interface import Row, Verdict
+from pipeline.harness.interface import Pair, Verdict
 from pipeline.references import verified_features as vf
 from pipeline.references.verified_text import request_view
 
@@ -175,7 +175,8 @@ def choose_threshold(conf: Sequence[float], gold: Sequence[int], max_fhr: float 
 # ---- the cache
 
 class VerifiedCache:
-    """Callable `row -> Verdict`: is_hit when P(HIT) >= threshold, confidence = P(HIT)."""
+    """Callable `pair -> Verdict`: is_hit when P(HIT) >= threshold, confidence = P(HIT). It reads the
+    requests only (verified_text.request_view), so a Pair is all it needs."""
 
     def __init__(self, clf, threshold: float, vectors: Vectors, data_sha256: Mapping[str, str]) -> None:
         self.clf = clf
@@ -192,8 +193,8 @@ class VerifiedCache:
     def confidence_many(self, rows: Sequence[Any]) -> list[float]:
         return scores(self.clf, featurize(rows, self.vectors))
 
-    def __call__(self, row: Row) -> Verdict:
-        view = request_view(row)
+    def __call__(self, pair: Pair) -> Verdict:
+        view = request_view(pair)
         x = vf.pair_features(view, self.vectors.get(0), self.vectors.get(1))
         p = scores(self.clf, [x])[0]
         return Verdict(is_hit=p >= self.threshold, confidence=p, tier_used="programmatic")
@@ -211,27 +212,50 @@ def read_jsonl(path: Path) -> list[dict]:
 def splits_dir(bench_path: Path) -> Path:
     """The folder holding train.jsonl and dev.jsonl for a benchmark file: <bench dir>/splits/ for
     cachebench.jsonl, or the bench's own folder when the bench is a split (splits/test.jsonl), or
-    <bench dir>/../splits/ for a quarterly adversarial slice (outputs/evolving/2026-Q4.jsonl).
-    InputError naming what is missing otherwise."""
+    <bench dir>/../splits/ for a quarterly adversarial slice (outputs/evolving/2026-Q4.jsonl), else
+    the project's published splits (outputs/splits/: a pair file from elsewhere is scored by the
+    verified cache trained on them). InputError naming what is missing otherwise."""
+    from pipeline.core.paths import OUTPUTS
+
     bench_path = Path(bench_path)
-    # the last: outputs/evolving/<quarter>.jsonl, a quarterly slice, is scored by the main benchmark's verified cache
-    for folder in (bench_path.parent / "splits", bench_path.parent, bench_path.parent.parent / "splits"):
+    # the third: outputs/evolving/<quarter>.jsonl, a quarterly slice, is scored by the main benchmark's verified cache
+    for folder in (bench_path.parent / "splits", bench_path.parent, bench_path.parent.parent / "splits",
+                   OUTPUTS / "splits"):
         if (folder / "train.jsonl").is_file() and (folder / "dev.jsonl").is_file():
             return folder
-    raise InputError(f"--reference verified: no train.jsonl and dev.jsonl beside {bench_path} or in "
-                     f"{bench_path.parent / 'splits'}; the verified cache trains on them. Score a built benchmark "
-                     "(outputs/cachebench.jsonl or outputs/splits/test.jsonl)")
+    raise InputError(f"--reference verified: no train.jsonl and dev.jsonl beside {bench_path}, in "
+                     f"{bench_path.parent / 'splits'} or in the project's {OUTPUTS / 'splits'}; the verified cache "
+                     "trains on them. Build the benchmark (cacheeval build), or name a labelled file with --train")
 
 
-def build(bench_path: Path, cache_dir: str | Path | None = None) -> VerifiedCache:
-    """Train on the benchmark's train.jsonl, choose the threshold on dev.jsonl (see splits_dir)."""
-    splits = splits_dir(bench_path)
-    train, dev = read_jsonl(splits / "train.jsonl"), read_jsonl(splits / "dev.jsonl")
+def _labelled(path: Path) -> list:
+    """The rows of a --train or dev file, held to the scoring contract (a pair file from anywhere)."""
+    from pipeline.harness.load import load_bench
+
+    return load_bench(path, strict=False)
+
+
+def build(bench_path: Path, cache_dir: str | Path | None = None, train: Path | None = None) -> VerifiedCache:
+    """Train on the benchmark's train.jsonl, choose the threshold on dev.jsonl (see splits_dir).
+    `train`: a labelled pair file to train on instead; the threshold is then chosen on the dev.jsonl
+    beside it, else on the published dev split."""
+    if train is None:
+        splits = splits_dir(bench_path)
+        train_file, dev_file = splits / "train.jsonl", splits / "dev.jsonl"
+        train_rows, dev = read_jsonl(train_file), read_jsonl(dev_file)
+    else:
+        train_file = Path(train)
+        if not train_file.is_file():
+            raise InputError(f"--train {train}: file not found. Name a labelled pair file (JSONL)")
+        beside = train_file.parent / "dev.jsonl"
+        dev_file = beside if beside.is_file() and beside.resolve() != train_file.resolve() else (
+            splits_dir(bench_path) / "dev.jsonl")
+        train_rows, dev = _labelled(train_file), _labelled(dev_file)
     vectors = Vectors(cache_dir)
-    clf = fit(featurize(train, vectors), _gold(train))
+    clf = fit(featurize(train_rows, vectors), _gold(train_rows))
     dev_conf = scores(clf, featurize(dev, vectors))
     threshold = choose_threshold(dev_conf, _gold(dev))
-    data = {"train.jsonl": _sha256(splits / "train.jsonl"), "dev.jsonl": _sha256(splits / "dev.jsonl")}
+    data = {"train.jsonl": _sha256(train_file), "dev.jsonl": _sha256(dev_file)}
     cache = VerifiedCache(clf, threshold, vectors, data)
     cache.dev_confidence = dev_conf  # kept for the report
     return cache

@@ -3,9 +3,12 @@
 Key = sha256 of canonical JSON of (schema integer, sha256 of the model's files, the runtime that
 runs them (`embedders.runtime_key`: ONNX Runtime or torch and their versions, one thread), text,
 prefix, pooling, normalisation). A changed model or runtime has a different key, so it can never
-reuse old vectors. An entry whose blob does not decode to a vector of the stored dimension is a miss
-(fail closed): the text is embedded again and the entry replaced. Batch size and threads stay out
-of the key.
+reuse old vectors. Every entry is signed: an HMAC-SHA256 of its key and vector bytes under the
+installation's secret key (pipeline.core.secret, `<cache root>/secret.key`, 0600), so a vector
+written or re-signed by anyone without the key (a scored cache included) is refused. An entry whose
+signature fails or whose blob does not decode to a vector of the stored dimension is a miss (fail
+closed): the text is embedded again and the entry replaced. Batch size and threads stay out of the
+key.
 
 The file fails safe like every cache (pipeline/core/sqlite.py): a damaged embeddings.sqlite is
 moved aside with a warning and the vectors are computed again; an error on a later read is a miss
@@ -30,12 +33,13 @@ PROBES = ("SELECT key, dim, vec, checksum FROM embeddings LIMIT 0",)  # schema c
 NORM_TOLERANCE = 1e-3  # a stored normalised vector whose length is further from 1 is not one we wrote
 
 
-def _checksum(key: str, blob: bytes) -> str:
-    """sha256 over the entry's key and its vector's bytes: a vector overwritten in place (zeros, a
-    random unit vector, another entry's vector) no longer matches."""
-    import hashlib
+def _signature(secret_key: bytes, key: str, blob: bytes) -> str:
+    """HMAC-SHA256 over the entry's key and its vector's bytes under the installation key: a vector
+    overwritten in place (zeros, a random unit vector, another entry's vector), or re-signed with a
+    plain hash, no longer matches."""
+    from pipeline.core.secret import sign
 
-    return hashlib.sha256(key.encode("ascii") + b"\0" + blob).hexdigest()
+    return sign(secret_key, key.encode("ascii") + b"\0" + blob)
 
 
 def embedding_key(weights: str, text: str, spec: EmbedderSpec, runtime: str) -> str:
@@ -45,9 +49,13 @@ def embedding_key(weights: str, text: str, spec: EmbedderSpec, runtime: str) -> 
 class EmbeddingCache:
     """Vectors by key in one SQLite file (default: embeddings.sqlite under the cache root)."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, secret_key: bytes | None = None) -> None:
+        from pipeline.core.secret import installation_key
+
         self.path = Path(path) if path is not None else settings.embeddings_db()
         self.store = CacheDB(self.path, DDL, what="embedding cache", probes=PROBES)
+        # the key of the cache root this file lives in (<cache root>/embeddings.sqlite)
+        self.secret_key = secret_key if secret_key is not None else installation_key(self.path.parent)
         self.hits = 0
         self.misses = 0
 
@@ -58,9 +66,10 @@ class EmbeddingCache:
 
     def get_many(self, keys: list[str], unit: bool = False) -> dict:
         """{key: vector} for the keys found intact; {} when the file cannot be read. An entry is
-        intact when its checksum matches its key and bytes, its length is 4 * dim, every value is
+        intact when its signature (the checksum column) matches its key and bytes, its length is 4 * dim, every value is
         finite and (`unit`: the embedder normalises) its norm is 1. Anything else is a miss (it is
         computed again and overwritten), with one warning line per read."""
+        import hmac
         import sys
 
         import numpy as np
@@ -72,7 +81,7 @@ class EmbeddingCache:
                 q = f"SELECT key, dim, vec, checksum FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})"
                 for key, dim, blob, check in db.execute(q, chunk):
                     ok = (isinstance(dim, int) and dim > 0 and isinstance(blob, bytes) and len(blob) == 4 * dim
-                          and check == _checksum(key, blob))
+                          and isinstance(check, str) and hmac.compare_digest(check, _signature(self.secret_key, key, blob)))
                     if ok:
                         vec = np.frombuffer(blob, dtype=np.float32)
                         ok = bool(np.isfinite(vec).all()) and (
@@ -83,7 +92,7 @@ class EmbeddingCache:
                         bad += 1
             if bad:
                 print(f"warning: {self.path}: {bad} embedding entr{'y' if bad == 1 else 'ies'} failed "
-                      "verification (checksum, size, finiteness or norm); computing them again", file=sys.stderr)
+                      "verification (signature, size, finiteness or norm); computing them again", file=sys.stderr)
             return found
         return self.store.run(read, {})
 
@@ -94,7 +103,7 @@ class EmbeddingCache:
         rows = []
         for key, vec in items:
             v = np.ascontiguousarray(vec, dtype=np.float32)
-            rows.append((key, int(v.shape[0]), v.tobytes(), _checksum(key, v.tobytes())))
+            rows.append((key, int(v.shape[0]), v.tobytes(), _signature(self.secret_key, key, v.tobytes())))
 
         def write(db) -> None:
             db.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vec, checksum) VALUES (?, ?, ?, ?)", rows)

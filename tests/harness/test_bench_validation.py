@@ -1,7 +1,9 @@
-"""`cacheeval eval --bench` holds a benchmark to the build's row contract (issue #12, item 4):
-every way a hostile file got through (exit 0) or crashed (a traceback) or hung is now one line per
-problem, `error: <file>:<line>: <what>. <how to fix>.`, and exit 1. Also: the standard-library
-schema evaluator agrees with jsonschema, and refuses a keyword it does not implement."""
+"""`cacheeval eval --bench` holds a benchmark to the scoring contract (what scoring needs: an id, the
+two requests, a label or binary_label; the rest free), and `cacheeval validate` to the build's strict
+row contract (issue #12, item 4; "A score nobody can fake", item 7): every way a hostile file got
+through (exit 0) or crashed (a traceback) or hung is one line per problem, `error: <file>:<line>:
+<what>. <how to fix>.`, and exit 1. Also: the standard-library schema evaluator agrees with
+jsonschema, and refuses a keyword it does not implement."""
 from __future__ import annotations
 
 import copy
@@ -64,8 +66,6 @@ CASES = {
                       "UNRELATED."),
     "null query_a": (with_row2(query_a=None), "query_a: expected string, got null. Fix the value's type."),
     "numeric query_a": (with_row2(query_a=42), "query_a: expected string, got integer. Fix the value's type."),
-    "unknown domain": (with_row2(domain="maths"), "domain: 'maths' is not allowed. Use one of: qa_factual, "
-                       "qa_open, math, code, conversational, tool, creative, personalized, multi_turn, multilingual."),
     "duplicate JSON key": (raw_row2(', "label": "UNRELATED"}'),
                            "<json>: duplicate key 'label' in one object. Keep one of them."),
     # ended in a traceback before
@@ -85,12 +85,34 @@ CASES = {
     "a lone surrogate": (raw_row2(', "licence": "\\ud800"}'),
                          "<json>: a \\u escape makes a lone surrogate, which is not text. Fix the string."),
     "an empty query": (with_row2(query_b=""), "query_b: must not be empty. Write the text."),
-    "an unknown field": (with_row2(notes="x"),
-                         "notes: unknown field. Remove it, or declare it in configs/row.schema.json."),
     "a blank line": (rows()[:1] + [""] + rows()[1:], "<json>: blank line. Remove it."),
     "a duplicate id": (with_row2(id="cb-math-0001"),
                        "id: duplicate id 'cb-math-0001' (first on line 1). Give every row its own id."),
 }
+
+
+# The build's contract only: `cacheeval validate` refuses them, `cacheeval eval` scores them.
+STRICT_ONLY = {
+    "unknown domain": (with_row2(domain="maths"), "domain: 'maths' is not allowed. Use one of: qa_factual, "
+                       "qa_open, math, code, conversational, tool, creative, personalized, multi_turn, multilingual."),
+    "an unknown field": (with_row2(notes="x"),
+                         "notes: unknown field. Remove it, or declare it in configs/row.schema.json."),
+    "an unknown verification method": (with_row2(verification_method="sympy"), "verification_method: 'sympy' is not "
+                                       "allowed. Use one of: alias_exact_match, regex, sympy_equivalence, ast_sandbox, "
+                                       "json_schema_call, rubric, context_rubric, translated_exact_match, "
+                                       "policy_no_cache, judge."),
+}
+
+
+@pytest.mark.parametrize("case", list(STRICT_ONLY))
+def test_validate_holds_the_build_contract_and_eval_scores_it(tmp_path, capsys, case):
+    lines, problem = STRICT_ONLY[case]
+    path = write(tmp_path / "bench.jsonl", lines)
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"error: {path}:2: {problem}\n"
+    code, _, err = eval_err(capsys, path, "--json", str(tmp_path / "r.json"))
+    assert (code, err) == (0, "")
+    assert json.loads((tmp_path / "r.json").read_text())["bench"]["n"] == 10
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -140,16 +162,16 @@ def test_only_regular_files_are_read(capsys, target, kind):
 
 def test_every_problem_is_listed_and_a_flood_is_cut(tmp_path, capsys):
     lines = with_row2(label="SAME", query_a=None)
-    lines[4]["difficulty"] = "brutal"
+    lines[4]["query_b"] = ""
     path = write(tmp_path / "bench.jsonl", lines)
     code, _, err = eval_err(capsys, path)
     assert code == 1 and err.splitlines() == [
         f"error: {path}:2: label: 'SAME' is not allowed. Use one of: EQUIV, PARA_SAFE, RELATED_UNSAFE, "
         "ADVERSARIAL, UNRELATED.",
         f"error: {path}:2: query_a: expected string, got null. Fix the value's type.",
-        f"error: {path}:5: difficulty: 'brutal' is not allowed. Use one of: easy, medium, hard.",
+        f"error: {path}:5: query_b: must not be empty. Write the text.",
     ]
-    many = [dict(rows()[0], id=f"cb-math-{i:04d}", difficulty="brutal") for i in range(1, MAX_SHOWN + 8)]
+    many = [dict(rows()[0], id=f"cb-math-{i:04d}", query_b="") for i in range(1, MAX_SHOWN + 8)]
     write(path, many)
     code, _, err = eval_err(capsys, path)
     assert code == 1 and len(err.splitlines()) == MAX_SHOWN + 1
@@ -170,9 +192,8 @@ def test_the_labels_file_is_checked_too(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         f"error: {labels}:3: <json>: duplicate key 'label' in one object. Keep one of them.",
         f"error: {labels}:11: id: duplicate id 'cb-math-0001' (first on line 1). Keep one labels record per id.",
-        f"error: {public}:3: label: missing required field. Add it (every row has the 22 fields of BENCHMARK.md).",
-        f"error: {public}:3: binary_label: missing required field. Add it (every row has the 22 fields of "
-        "BENCHMARK.md).",
+        f"error: {labels}: no labels for 1 of 10 rows of {public} (the first: cb-math-0003 on line 3). Pass the "
+        "labels file of this split",
     ]
 
 
@@ -195,20 +216,55 @@ def test_the_committed_benchmark_and_the_labelled_test_split_pass(capsys):
     assert split and all(r == by_id[r.id] for r in split)
 
 
-def test_without_the_registry_domains_are_checked_for_their_form(tmp_path, capsys, monkeypatch):
-    # The harness alone (no PyYAML, so no domain registry): a well-formed new domain is scored, with a warning.
+def test_eval_needs_no_domain_registry_and_scores_any_domain(tmp_path, capsys, monkeypatch):
+    # The harness alone (no PyYAML, so no domain registry): a new domain, and an id of any form, are scored.
     monkeypatch.setitem(sys.modules, "domains", None)  # `import domains` raises ImportError
-    path = write(tmp_path / "bench.jsonl", with_row2(id="cb-astronomy-0001", domain="astronomy"))
-    code, _, err = eval_err(capsys, path, "--out", str(tmp_path / "r.md"))
-    assert code == 0
-    assert err.startswith("warning: the domain registry cannot be loaded here (ModuleNotFoundError: ")
-    assert err.endswith("so domain names are checked for their form only. Install the pipeline's requirements "
-                        "to check them against the registry\n")
-    write(path, with_row2(domain="astronomy"))  # the id must still name the row's domain
-    code, _, err = eval_err(capsys, path)
-    assert code == 1 and err.splitlines()[-1] == (
-        f"error: {path}:2: id: 'cb-math-0002' names domain 'math' but the row's domain is 'astronomy'. "
-        "Use cb-astronomy-<4 digits>.")
+    path = write(tmp_path / "bench.jsonl", with_row2(id="astro/17", domain="astronomy"))
+    code, _, err = eval_err(capsys, path, "--json", str(tmp_path / "r.json"))
+    assert (code, err) == (0, "")
+    assert "astronomy" in json.loads((tmp_path / "r.json").read_text())["by_domain"]
+
+
+def test_a_minimal_pair_file_is_scored(tmp_path, capsys):
+    # What someone else publishes: an id, the two requests and a binary label (README, "Score a cache").
+    path = write(tmp_path / "pairs.jsonl", [
+        {"id": "p1", "query_a": "Solve x + 2 = 8", "query_b": "Solve x + 2 = 8", "binary_label": "HIT"},
+        {"id": "p2", "query_a": "Solve x + 2 = 8", "query_b": "Solve a + 2 = 8", "binary_label": "MISS"},
+        {"id": "p3", "query_b": "Who wrote Hamlet?", "query_a": "Capital of France?", "label": "UNRELATED"},
+    ])
+    code, _, err = eval_err(capsys, path, "--json", str(tmp_path / "r.json"))
+    assert (code, err) == (0, "")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 2}
+    assert list(data["by_domain"]) == ["unspecified"]
+
+
+def test_a_v1_1_row_with_the_specification_method_names_is_scored(tmp_path, capsys):
+    # The specification's v1.1 rows name verification methods its own way ("sympy"): refused before.
+    v11 = dict(rows()[1], verification_method="sympy", verification_payload={"tolerance": 1e-9})
+    path = write(tmp_path / "v11.jsonl", [v11])
+    code, _, err = eval_err(capsys, path, "--json", str(tmp_path / "r.json"))
+    assert (code, err) == (0, "")
+    assert json.loads((tmp_path / "r.json").read_text())["confusion"]["tp"] == 1
+    assert main(["validate", str(path)]) == 1   # the build's own contract stays strict
+    assert "verification_method: 'sympy' is not allowed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("row,problem", [
+    ({"id": "p1", "query_a": "a", "query_b": "b"}, "label, binary_label: missing on 1 row (first on line 1): a split "
+                                                   "published without labels. Pass --labels with the labels file of "
+                                                   "this split."),
+    ({"id": "p1", "query_a": "a", "query_b": "b", "label": "UNRELATED", "binary_label": "HIT"},
+     "binary_label: 'HIT' contradicts label 'UNRELATED' (no policy makes a MISS label a HIT). Set it to 'MISS'."),
+    ({"query_a": "a", "query_b": "b", "binary_label": "HIT"}, "id: missing required field. Add it (a row needs id, "
+                                                             "query_a, query_b and a label or binary_label)."),
+    ({"id": "p1", "query_a": "a", "query_b": "b", "binary_label": "HIT", "tools_b": "search"},
+     "tools_b: expected array or null, got string. Fix the value's type."),
+])
+def test_the_scoring_contract_still_refuses_what_scoring_cannot_use(tmp_path, capsys, row, problem):
+    path = write(tmp_path / "pairs.jsonl", [row])
+    code, out, err = eval_err(capsys, path)
+    assert (code, out, err) == (1, "", f"error: {path}:1: {problem}\n")
 
 
 def test_checking_a_benchmark_needs_no_library_beyond_the_standard_one():

@@ -49,9 +49,68 @@ def test_out_and_json_are_written(tmp_path, capsys):
 
 def test_output_into_a_missing_folder_is_one_line(tmp_path, capsys):
     code, out, err = run(capsys, "--baseline", "always_hit", "--json", str(tmp_path / "no" / "r.json"))
-    assert code == 1 and out == ""
-    assert err == (f"error: {tmp_path / 'no' / 'r.json'}: folder {tmp_path / 'no'} does not exist. "
-                   "Create it or choose another path\n")
+    assert code == 2 and out == ""
+    assert err == (f"error: --json {tmp_path / 'no' / 'r.json'}: folder {tmp_path / 'no'} does not exist. "
+                   "Choose a new or existing regular file that is none of the run's inputs\n")
+
+
+def _fifo(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    return tmp_path / "fifo"
+
+
+def _dir_link(tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "folder")
+    return tmp_path / "link"
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda t: Path("/dev/null"), "a character device"),
+    (_fifo, "a FIFO"),
+    (lambda t: t, "a folder"),
+    (_dir_link, "a folder (through a symlink)"),
+    (lambda t: (t / "dangling").symlink_to(t / "nothing") or t / "dangling", "a symlink to nothing"),
+])
+@pytest.mark.parametrize("option", ["--out", "--json"])
+def test_an_output_that_is_not_a_regular_file_is_refused_before_any_work(tmp_path, capsys, make, kind, option):
+    # Run as root, `--out /dev/null` once turned the system's /dev/null into a regular file.
+    import os
+    import stat
+
+    target = make(tmp_path)
+    before = os.stat(target).st_mode if os.path.exists(target) else None
+    code, out, err = run(capsys, "--baseline", "always_hit", option, str(target))
+    assert (code, out) == (2, "")
+    assert err == (f"error: {option} {target}: is {kind}, not a regular file. Choose a new or existing regular "
+                   "file that is none of the run's inputs\n")
+    after = os.stat(target).st_mode if os.path.exists(target) else None
+    assert before == after and (before is None or not stat.S_ISREG(before))
+
+
+def test_an_output_that_is_an_input_of_the_run_is_refused(tmp_path, capsys):
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(Path(BENCH).read_bytes())
+    alias = tmp_path / "alias.jsonl"
+    alias.symlink_to(bench)
+    for option, target in (("--json", bench), ("--out", alias)):
+        code, out, err = run(capsys, "--bench", str(bench), "--baseline", "always_hit", option, str(target))
+        assert code == 2 and err == (f"error: {option} {target}: is the run's input --bench {bench}. Choose a new or "
+                                     "existing regular file that is none of the run's inputs\n")
+    assert bench.read_bytes() == Path(BENCH).read_bytes()
+    code, _, err = run(capsys, "--baseline", "always_hit", "--out", str(tmp_path / "r"), "--json", str(tmp_path / "r"))
+    assert code == 2 and "--out and --json are the same file" in err
+
+
+def test_a_symlink_to_a_regular_file_is_written_through(tmp_path, capsys):
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, _ = run(capsys, "--baseline", "always_hit", "--json", str(link))
+    assert code == 0 and link.is_symlink() and json.loads(real.read_text(encoding="utf-8"))["cache_name"]
 
 
 def test_unknown_baseline(capsys):
@@ -153,10 +212,10 @@ def test_file_path_module_with_a_cache_function(capsys):
      "--cache-class NeedsArgs: NeedsArgs() raised TypeError: NeedsArgs.__init__() missing 1 required "
      "positional argument: 'threshold'. The class must be built with no arguments"),
     (["--cache-module", "democache.simple", "--cache-class", "NotACache"],
-     "--cache-module democache.simple: a NotACache instance is neither callable nor has a decide(row) "
-     "method. Make it a function of the row, or give the class __call__ or decide"),
+     "--cache-module democache.simple: a NotACache instance is neither callable nor has a decide(pair) "
+     "method. Make it a function of the pair, or give the class __call__ or decide"),
     (["--cache-module", "democache"],
-     "--cache-module democache: no attribute named 'cache'. Define `cache(row) -> Verdict` in the module, "
+     "--cache-module democache: no attribute named 'cache'. Define `cache(pair) -> Verdict` in the module, "
      "or pass --cache-class NAME"),
     (["--cache-module", "tests/data/nope.py"],
      "--cache-module tests/data/nope.py: file not found. Pass an existing .py file or a dotted module name"),
@@ -185,7 +244,7 @@ def test_a_raising_cache_is_scored_miss_by_default(tmp_path, capsys):
     assert (code, err) == (0, "")
     data = json.loads(js.read_text(encoding="utf-8"))
     assert data["tiers"]["error"] == 3 and data["errors"]["count"] == 3
-    assert data["errors"]["messages"][0] == "cb-math-0001: ZeroDivisionError: cannot compare cb-math-0001"
+    assert data["errors"]["messages"][0] == "cb-math-0001: ZeroDivisionError: cannot compare 'Solve x + 2 = 8'"
     assert data["by_domain"]["math"]["tp"] == 0 and data["by_domain"]["math"]["fp"] == 0
 
 
@@ -194,7 +253,7 @@ def test_on_error_raise_stops_with_one_line(tmp_path, capsys):
     code, out, err = run(capsys, "--cache-module", str(DATA / "raising_cache.py"), "--on-error", "raise",
                          "--out", str(md))
     assert (code, out) == (1, "")
-    assert err == ("error: cache 'raising_cache' raised ZeroDivisionError: cannot compare cb-math-0001 on row "
+    assert err == ("error: cache 'raising_cache' raised ZeroDivisionError: cannot compare 'Solve x + 2 = 8' on row "
                    "cb-math-0001. Fix the cache, or use --on-error miss to score such rows as MISS\n")
     assert not md.exists()
 
@@ -219,6 +278,22 @@ def test_labels_file_is_joined(tmp_path, capsys):
     assert capsys.readouterr().err == (f"error: {public}:1: label, binary_label: missing on 10 rows (first on line 1): "
                                        "a split published without labels. Pass --labels with the labels file of this "
                                        "split.\n")
+
+
+def test_labels_of_another_split_are_one_line_with_the_count(tmp_path, capsys):
+    # Before: "--labels dev.jsonl" on the test split reported a missing field on every row.
+    full = [json.loads(line) for line in Path(BENCH).read_text(encoding="utf-8").splitlines()]
+    public = tmp_path / "test.jsonl"
+    public.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("label", "binary_label")}) + "\n"
+                              for r in full), encoding="utf-8")
+    other = tmp_path / "dev_labels.jsonl"
+    other.write_text("".join(json.dumps({"id": r["id"], "label": r["label"], "binary_label": r["binary_label"]})
+                             + "\n" for r in full[:3]), encoding="utf-8")
+    code = main(["eval", "--bench", str(public), "--labels", str(other), "--baseline", "exact_match"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"error: {other}: no labels for 7 of 10 rows of {public} (the first: {full[3]['id']} on "
+                          "line 4). Pass the labels file of this split")
 
 
 def test_eval_result_cache_serves_a_repeat_and_no_cache_reruns(tmp_path, monkeypatch, capsys):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core import secret
 from pipeline.harness import cache as eval_cache
 from pipeline.harness.cache import EvalCache, implementation_identity
 
@@ -102,7 +103,7 @@ def test_stored_identity_mismatch_is_detected_even_under_the_right_key(tmp_path,
     path = next((tmp_path / "eval").rglob("*.json"))
     entry = json.loads(path.read_text())
     entry["identity"]["implementation"]["model_snapshot"] = "emb-1999-01-01"  # as if another run wrote it here
-    entry["checksum"] = eval_cache._checksum(entry["identity"], entry["report"])
+    entry["signature"] = secret.sign(ec.key, eval_cache._signed(entry["identity"], entry["report"]))  # with the key
     path.write_text(json.dumps(entry))
     assert ec.cached_run(ident, run) == (run_report(2), False)
     assert "was made from another identity" in capsys.readouterr().err
@@ -149,7 +150,7 @@ def test_an_f1_edited_by_hand_is_rescored_by_the_cli_and_overwritten(tmp_path, m
     true_f1 = json.loads((tmp_path / "r.json").read_text())["metrics"]["f1"]["value"]
     entry = next((tmp_path / "evalcache").rglob("*.json"))
     data = json.loads(entry.read_text())
-    data["report"]["metrics"]["f1"]["value"] = 0.999  # a better score, checksum left as it was
+    data["report"]["metrics"]["f1"]["value"] = 0.999  # a better score, signature left as it was
     entry.write_text(json.dumps(data, indent=1))
     capsys.readouterr()
     assert main(args) == 0
@@ -157,7 +158,7 @@ def test_an_f1_edited_by_hand_is_rescored_by_the_cli_and_overwritten(tmp_path, m
     assert f"F1 {true_f1:.3f}" in out and "0.999" not in out
     assert json.loads((tmp_path / "r.json").read_text())["metrics"]["f1"]["value"] == true_f1
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"warning: {entry}") and "fails its checksum" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {entry}") and "is not signed with this installation's key" in lines[0]
     assert main(args) == 0
     out, err = capsys.readouterr()
     assert f"F1 {true_f1:.3f}" in out and "served from the evaluation-result cache" in err  # the rescored entry

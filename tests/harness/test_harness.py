@@ -44,12 +44,12 @@ def matrix_rows(tp: int, fp: int, fn: int, tn: int) -> tuple[list[Row], dict[str
         for _ in range(count):
             row = make_row(len(rows), gold)
             rows.append(row)
-            decide[row.id] = hit
+            decide[row.query_a] = hit
     return rows, decide
 
 
 def by_table(decide: dict[str, bool]):
-    return lambda row: decide[row.id]
+    return lambda pair: decide[pair.query_a]  # a cache sees requests only: keyed on the query
 
 
 # ---------------------------------------------------------------- module surface
@@ -281,26 +281,26 @@ def test_a_raising_cache_is_scored_miss_with_tier_error():
     rows, _ = matrix_rows(tp=0, fp=0, fn=4, tn=3)
 
     def flaky(row):
-        if int(row.id[-4:]) < 3:
-            raise RuntimeError(f"backend down for {row.id}\nsecond line")
+        if int(row.query_a[1:]) < 3:
+            raise RuntimeError(f"backend down for {row.query_a}\nsecond line")
         return True
 
     d = evaluate(flaky, rows, cache_name="flaky").to_dict()
     assert d["tiers"] == {"error": 3, "unspecified": 4}
     assert d["confusion"] == {"tp": 1, "fp": 3, "fn": 3, "tn": 0}
     assert d["errors"]["count"] == 3
-    assert d["errors"]["messages"][0] == "cb-math-0000: RuntimeError: backend down for cb-math-0000"
+    assert d["errors"]["messages"][0] == "cb-math-0000: RuntimeError: backend down for q0"
 
 
 def test_only_the_first_five_error_messages_are_kept():
     rows, _ = matrix_rows(tp=0, fp=0, fn=0, tn=8)
 
     def broken(row):
-        raise KeyError(row.id)
+        raise KeyError(row.query_a)
 
     d = evaluate(broken, rows).to_dict()
     assert d["errors"]["count"] == 8
-    assert d["errors"]["messages"] == [f"cb-math-{i:04d}: KeyError: 'cb-math-{i:04d}'" for i in range(5)]
+    assert d["errors"]["messages"] == [f"cb-math-{i:04d}: KeyError: 'q{i}'" for i in range(5)]
     assert "… and 3 more" in evaluate(broken, rows).to_markdown()
 
 
@@ -322,7 +322,7 @@ def test_on_error_raise_reraises_with_the_row():
 
 def test_latency_uses_the_cache_timing_where_positive():
     rows, _ = matrix_rows(tp=0, fp=0, fn=0, tn=10)
-    d = evaluate(lambda row: Verdict(False, decision_ms=float(int(row.id[-4:]) + 1)), rows).to_dict()
+    d = evaluate(lambda row: Verdict(False, decision_ms=float(int(row.query_a[1:]) + 1)), rows).to_dict()
     lat = d["latency_ms"]
     # 1..10 ms, linear interpolation: p50 = 5.5, p95 = 9 + 0.55, p99 = 9 + 0.91
     assert (lat["p50"], lat["p95"], lat["p99"]) == pytest.approx((5.5, 9.55, 9.91))
@@ -343,7 +343,7 @@ def test_cost_and_tier_usage():
     tiers = ["exact"] * 6 + ["programmatic"] * 2 + ["rubric", "judge"]
 
     def cache(row):
-        i = int(row.id[-4:])
+        i = int(row.query_a[1:])
         return Verdict(False, tier_used=tiers[i], cost_usd=0.01 if tiers[i] == "judge" else 0.0005)
 
     d = evaluate(cache, rows).to_dict()
@@ -362,13 +362,13 @@ def sweep_rows() -> tuple[list[Row], dict[str, float]]:
         for c in values:
             row = make_row(len(rows), gold)
             rows.append(row)
-            conf[row.id] = c
+            conf[row.query_a] = c
     return rows, conf
 
 
 def test_operating_points_and_sweep_by_hand():
     rows, conf = sweep_rows()
-    d = evaluate(lambda row: Verdict(conf[row.id] >= 0.5, confidence=conf[row.id]), rows).to_dict()["confidence"]
+    d = evaluate(lambda row: Verdict(conf[row.query_a] >= 0.5, confidence=conf[row.query_a]), rows).to_dict()["confidence"]
     # Thresholds descending: 0.9 (tp 1, fp 0), 0.85 (1, 1), 0.8 (2, 1), 0.7 (3, 1), 0.65 (3, 2),
     # 0.6 (4, 2), 0.5 (4, 3), 0.3 (5, 3), 0.1 (5, 20). P = 5, N = 20: FHR <= 5% allows fp <= 1.
     assert d["recall_at_fhr_le_5pct"] == {"threshold": 0.7, "tp": 3, "fp": 1, "precision": 0.75,
@@ -383,8 +383,8 @@ def test_operating_points_and_sweep_by_hand():
 
 def test_rows_without_confidence_never_hit_in_the_sweep():
     rows = [make_row(0, "HIT"), make_row(1, "HIT"), make_row(2, "MISS")]
-    conf = {"cb-math-0000": 0.9, "cb-math-0001": None, "cb-math-0002": 0.2}
-    d = evaluate(lambda row: Verdict(True, confidence=conf[row.id]), rows).to_dict()["confidence"]
+    conf = {"q0": 0.9, "q1": None, "q2": 0.2}
+    d = evaluate(lambda row: Verdict(True, confidence=conf[row.query_a]), rows).to_dict()["confidence"]
     assert d["rows_with_confidence"] == 2
     assert d["sweep"][0] == {"threshold": 0.2, "tp": 1, "fp": 1, "precision": 0.5, "recall": 0.5, "fhr": 1.0}
     assert d["fhr_at_recall_ge_80pct"] is None  # the row without a confidence caps recall at 0.5
@@ -393,7 +393,7 @@ def test_rows_without_confidence_never_hit_in_the_sweep():
 
 def test_many_distinct_confidences_use_21_ranks():
     rows = [make_row(i, "HIT" if i % 2 else "MISS") for i in range(200)]
-    d = evaluate(lambda row: Verdict(False, confidence=int(row.id[-4:]) / 1000), rows).to_dict()["confidence"]
+    d = evaluate(lambda row: Verdict(False, confidence=int(row.query_a[1:]) / 1000), rows).to_dict()["confidence"]
     assert d["sweep_grid"] == "21 evenly spaced ranks of the 200 distinct confidences"
     thresholds = [p["threshold"] for p in d["sweep"]]
     assert len(thresholds) == 21 and thresholds[0] == 0.0 and thresholds[-1] == 0.199

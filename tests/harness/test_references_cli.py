@@ -140,5 +140,5 @@ def test_protocol_needs_a_store_lookup_cache(bench, capsys):
     code = main(["eval", "--bench", bench, "--baseline", "exact_match", "--protocol", "shared"])
     assert code == 1
     assert capsys.readouterr().err == (
-        "error: --protocol shared: 'exact_match' is a pair cache (row -> verdict), not a store/lookup cache. "
+        "error: --protocol shared: 'exact_match' is a pair cache (pair -> verdict), not a store/lookup cache. "
         "Drop --protocol, or give the cache store, lookup and reset\n")

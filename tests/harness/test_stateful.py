@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from harness_doubles import ExactStore, FirstWordStore, pair
-from pipeline.harness import evaluate
+from pipeline.harness.interface import Pair
+from pipeline.harness.scoring import Chosen, run_chosen
 from pipeline.harness.stateful import ProtocolRun, Request, StoreFailed, is_store_lookup, marker
+
+
+def run(store, protocol, rows) -> dict:
+    """The report of a store/lookup cache under `protocol`: it decides on Pairs, the labels are joined after."""
+    return run_chosen(Chosen("store", protocol, store), rows)
 
 
 def test_request_from_row_and_as_messages():
@@ -34,13 +40,12 @@ def test_isolated_protocol_resets_stores_a_and_looks_up_b():
             pair(2, "MISS", "Solve x + 2 = 8", "Solve a + 2 = 8"),
             pair(3, "MISS", "Same words", "Same words", system_prompt_b="You help Bob.")]
     store = ExactStore()
-    run = ProtocolRun(store, "isolated", rows)
-    d = evaluate(run, rows, decisions=True).to_dict()
+    d = run(store, "isolated", rows)
     assert store.resets == 3 and len(store.entries) == 1         # a fresh cache for every row
     assert d["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 2}
     assert [x["confidence"] for x in d["decisions"]] == [1.0, 0.0, 0.0]
     assert d["tiers"]["exact"] == 3
-    p = run.summary()
+    p = d["protocol"]
     assert (p["name"], p["entries_stored"], p["lookups"], p["served"], p["false_hits"]) == ("isolated", 3, 3, 1, 0)
 
 
@@ -52,30 +57,28 @@ def test_shared_protocol_counts_a_wrong_entry_hit_as_false():
             pair(3, "MISS", "What is 2 + 2?", "Solve 2 + 2"),                # served row 1's answer
             pair(4, "MISS", "What is 3 + 3?", "What is 4 + 4?"),             # served row 3's answer
             pair(5, "MISS", "Name a prime", "List primes")]                  # nothing to serve
-    run = ProtocolRun(FirstWordStore(), "shared", rows)
-    d = evaluate(run, rows, decisions=True).to_dict()
+    d = run(FirstWordStore(), "shared", rows)
     # row 1: own answer (TP); row 2: someone else's answer on a HIT row (not a TP: FN);
     # rows 3 and 4: any hit on a MISS row is FP; row 5: TN.
     assert d["confusion"] == {"tp": 1, "fp": 2, "fn": 1, "tn": 1}
-    p = run.summary()
+    p = d["protocol"]
     assert p["entries_stored"] == 5 and p["served"] == 4 and p["served_own"] == 1
     assert p["wrong_entry_hits"] == {"total": 3, "on_hit_rows": 1, "on_miss_rows": 2,
                                      "ids": ["cb-math-0002", "cb-math-0003", "cb-math-0004"]}
     assert p["false_hits"] == 3 and p["served_precision"] == 0.25
     assert "1 on HIT rows, scored FN" in p["summary"]
     # The same cache isolated: every row sees only its own A, so no wrong entries.
-    iso = ProtocolRun(FirstWordStore(), "isolated", rows)
-    d = evaluate(iso, rows).to_dict()
+    d = run(FirstWordStore(), "isolated", rows)
     assert d["confusion"] == {"tp": 2, "fp": 1, "fn": 0, "tn": 2}
-    assert iso.summary()["wrong_entry_hits"]["total"] == 0
+    assert d["protocol"]["wrong_entry_hits"]["total"] == 0
 
 
 def test_identical_a_requests_share_their_answer_under_shared():
     rows = [pair(1, "HIT", "Capital of France?", "Capital of France?"),
             pair(2, "HIT", "Capital of France?", "Capital of France?")]
-    run = ProtocolRun(ExactStore(), "shared", rows)
-    assert evaluate(run, rows).to_dict()["confusion"]["tp"] == 2
-    assert run.summary()["wrong_entry_hits"]["total"] == 0
+    d = run(ExactStore(), "shared", rows)
+    assert d["confusion"]["tp"] == 2
+    assert d["protocol"]["wrong_entry_hits"]["total"] == 0
 
 
 def test_protocol_run_refuses_what_it_cannot_run():
@@ -92,9 +95,12 @@ def test_a_store_that_fails_under_shared_fails_once_in_one_line():
             raise OSError("disk full\nsecond line")
 
     rows = [pair(1, "HIT", "a", "a"), pair(2, "MISS", "b", "c")]
-    run = ProtocolRun(Broken(), "shared", rows)
     with pytest.raises(StoreFailed) as exc:
-        run.prepare()
+        run(Broken(), "shared", rows)
+    # the runner sees pairs only; the scorer names the row
     assert str(exc.value) == ("Broken raised OSError: disk full while storing row cb-math-0001's A (shared "
                               "protocol). Fix the cache's store, or run it --protocol isolated")
-    run.prepare()   # not retried on every row
+    runner = ProtocolRun(Broken(), "shared", [Pair.of(r, f"k{i}") for i, r in enumerate(rows)])
+    with pytest.raises(StoreFailed, match="while storing pair 1's A"):
+        runner.prepare()
+    runner.prepare()   # not retried on every row

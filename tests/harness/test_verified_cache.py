@@ -162,8 +162,16 @@ def test_training_splits_are_found_beside_the_bench_or_a_split(tmp_path):
     assert V.splits_dir(tmp_path / "cachebench.jsonl") == splits      # the whole benchmark
     assert V.splits_dir(splits / "test.jsonl") == splits              # the test split, labels apart
     assert V.splits_dir(tmp_path / "evolving" / "2026-Q4.jsonl") == splits  # a quarterly slice: the main splits
-    with pytest.raises(InputError, match=r"no train.jsonl and dev.jsonl beside .*elsewhere.jsonl"):
-        V.splits_dir(tmp_path / "other" / "deeper" / "elsewhere.jsonl")
+    # a pair file from elsewhere: the project's published splits it was trained on (#item 7)
+    from pipeline.core.paths import OUTPUTS
+
+    published = OUTPUTS / "splits"
+    if (published / "train.jsonl").is_file():
+        assert V.splits_dir(tmp_path / "other" / "deeper" / "elsewhere.jsonl") == published
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("pipeline.core.paths.OUTPUTS", tmp_path / "no-outputs")
+        with pytest.raises(InputError, match=r"no train.jsonl and dev.jsonl beside .*elsewhere.jsonl.*--train"):
+            V.splits_dir(tmp_path / "other" / "deeper" / "elsewhere.jsonl")
 
 
 # ---- the trained cache (real embedders through the embedding cache)

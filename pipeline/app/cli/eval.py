@@ -1,8 +1,9 @@
 """`cacheeval eval`: score a cache, or a reference baseline, on a benchmark file.
 
 Standard library only (like the harness): scoring a cache needs nothing of the pipeline's stack.
-The benchmark is first checked against the row contract (pipeline.harness.load), with the domain
-registry's names when the pipeline's stack is installed.
+The benchmark is first checked against the scoring contract (pipeline.harness.contract, lenient:
+what scoring needs), so a pair file from anywhere is scored; a user's cache then decides in a
+worker process that sees requests only (pipeline.harness.isolated).
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.core.errors import CacheEvalError, InputError, warn
-from pipeline.core.writer import atomic_write
+from pipeline.core.errors import CacheEvalError, InputError, UsageError
+from pipeline.core.writer import atomic_write, output_problem
 from pipeline.harness.stateful import PROTOCOLS
 from pipeline.harness.user_cache import load_cache, one_line as _one_line
 
@@ -25,11 +26,23 @@ EPILOG = """examples:
   cacheeval eval --bench outputs/cachebench.jsonl --cache-module mystore.py --cache-class MyStore --protocol shared
   cacheeval eval --bench outputs/cachebench.jsonl --cache-module mycache --max-fhr 0.05   # a CI gate: exit 1 above 5%
 
-a cache module exposes a callable `cache(row) -> verdict`, or a class named by --cache-class that is
-built with no arguments and is callable or has a `decide(row)` method. A verdict is a
-pipeline.harness.Verdict, any object with the same attributes (is_hit, confidence, decision_ms,
-tier_used, cost_usd), a dict with those keys, or a bool. A dotted module is imported with the
-current directory on the import path; a .py file with its own folder on it.
+a cache module exposes a callable `cache(pair) -> verdict`, or a class named by --cache-class that is
+built with no arguments and is callable or has a `decide(pair)` method. A pair
+(pipeline.harness.Pair) holds the two requests only: pair.a and pair.b (query, context,
+system_prompt, tools), also as pair.query_a ... pair.tools_b, and an opaque pair.key; a label,
+expected answer or any other row field is not there. A verdict is a pipeline.harness.Verdict, any
+object with the same attributes (is_hit, confidence, decision_ms, tier_used, cost_usd), a dict with
+those keys, or a bool. A dotted module is imported with the current directory on the import path; a
+.py file with its own folder on it.
+
+a user's cache runs in a worker process, in bubblewrap where it works (the project, outputs/, the
+benchmark and labels files and every cache root out of its sight or read-only), and the report
+says which ("isolation"); a decision that takes longer than --timeout seconds, or a worker that
+crashes, is scored MISS in the error tier. --in-process runs it in this process, for debugging.
+
+the benchmark needs, per line, an id, query_a, query_b and a label or binary_label (HIT/MISS);
+context_*, system_prompt_*, tools_* and every other field are optional (`cacheeval validate`
+holds a file to the build's full contract).
 
 a store/lookup cache (an object with store(request, response), lookup(request) -> response or
 None, and reset(); see pipeline.harness.stateful) runs under --protocol isolated (reset, store A,
@@ -63,6 +76,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="evaluate even when the evaluation-result cache holds this exact evaluation")
     parser.add_argument("--on-error", choices=("miss", "raise"), default="miss",
                         help="a raising cache: score the row MISS with tier `error` (default) or stop")
+    parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                        help="a user's cache: seconds per decision before the worker is stopped and the pair "
+                             "scored in the error tier (default 30)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run a user's cache in this process (today's debugging mode: it could read the labels)")
+    parser.add_argument("--readable", action="append", metavar="DIR",
+                        help="a folder the worker may read (e.g. a model folder); repeatable")
+    parser.add_argument("--train", metavar="PATH",
+                        help="--reference verified: the labelled pairs it trains on (default: the project's published "
+                             "outputs/splits/train.jsonl)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -75,28 +108,34 @@ def _fraction(text: str) -> float:
     return value
 
 
-def registered_domains() -> tuple[str, ...] | None:
-    """The domain registry's names, so a row of an unknown domain is refused as the build refuses
-    it. The registry needs the pipeline's own stack (PyYAML); where that is not installed, scoring
-    still works and domains are checked for their form only (one warning says so)."""
-    try:
-        from domains import domain_names
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path that is not a new or existing regular file in an
+    existing folder, or that is an input of the same run (the benchmark, the labels, the cache
+    module), or the other output: one line, exit 2."""
+    inputs = {"--bench": args.bench, "--labels": args.labels, "--cache-module": _module_file(args.cache_module),
+              "--train": getattr(args, "train", None)}
+    outs = [(opt, getattr(args, dest)) for opt, dest in (("--out", "out"), ("--json", "json")) if getattr(args, dest)]
+    for option, path in outs:
+        problem = output_problem(path, inputs)
+        if problem:
+            raise UsageError(f"{option} {path}: {problem}. Choose a new or existing regular file that is none of "
+                             "the run's inputs")
+    if len(outs) == 2 and Path(outs[0][1]).absolute() == Path(outs[1][1]).absolute():
+        raise UsageError(f"--out and --json are the same file {outs[0][1]}. Give each report its own file")
 
-        return tuple(domain_names())
-    except ImportError as exc:
-        warn(f"the domain registry cannot be loaded here ({_one_line(exc)}), so domain names are checked for "
-             "their form only. Install the pipeline's requirements to check them against the registry")
-        return None
+
+def _module_file(spec: str | None) -> str | None:
+    """The file of a --cache-module given as a path (a dotted module is not a file of its own here)."""
+    return spec if spec and spec.endswith(".py") else None
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write); a missing
-    folder is the user's typo, so it is an error here rather than created."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"{path}: folder {folder} does not exist. Create it or choose another path")
-    atomic_write(target, text.encode("utf-8"))
+    """Write `text` to `path` whole or not at all (pipeline.core.writer.atomic_write), checked again
+    just before (check_outputs ran before any work)."""
+    problem = output_problem(path)
+    if problem:
+        raise UsageError(f"{path}: {problem}. Choose a new or existing regular file")
+    atomic_write(Path(path), text.encode("utf-8"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,8 +146,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
-    # The benchmark is checked against the row contract before any cache is imported or built.
-    rows = load_bench(args.bench, args.labels, domains=registered_domains())
+    if args.train and args.reference != "verified":
+        raise InputError("--train: only --reference verified trains on a file. Drop --train")
+    check_outputs(args)
+    # The benchmark is checked against the scoring contract before any cache is imported or built.
+    rows = load_bench(args.bench, args.labels, strict=False)
     chosen = choose_cache(args, load_cache)
     try:
         data, cached = score(args, chosen, rows)
@@ -121,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if cached:
         print(f"{chosen.name}: served from the evaluation-result cache (identity matched; --no-cache re-runs)",
               file=sys.stderr)
+    data["isolation"] = chosen.isolation
     report = Report(data)
     markdown = report.to_markdown()
     if data.get("threshold_sweep"):

@@ -1,6 +1,8 @@
 """What `cacheeval eval` scores and how: the cache (baseline, reference or a user's module), its
-protocol (pair, or isolated/shared for a store/lookup cache), the evaluation-result cache key, and
-the --max-fhr gate. Standard library only; a reference's own libraries load when it is built.
+protocol (pair, or isolated/shared for a store/lookup cache), where it runs (a user's module in a
+worker process, in bubblewrap where available, unless --in-process; baselines and references, which
+are the project's own code, in this process), the evaluation-result cache key, and the --max-fhr
+gate. Standard library only; a reference's own libraries load when it is built.
 """
 from __future__ import annotations
 
@@ -36,17 +38,46 @@ def choose_cache(args: argparse.Namespace, load_cache: Callable[[str, str | None
             spec = get_reference(args.reference)
         except UnknownNameError as exc:
             raise InputError(f"--reference: {exc}") from None
-        subject, name, reference, sweep = spec.build(Path(args.bench)), spec.name, spec.name, spec.sweep
-    else:
+        kwargs = {"train": Path(args.train)} if getattr(args, "train", None) and spec.name == "verified" else {}
+        if getattr(args, "train", None) and spec.name != "verified":
+            raise InputError(f"--train: only --reference verified trains; {spec.name} does not. Drop --train")
+        subject, name, reference, sweep = spec.build(Path(args.bench), **kwargs), spec.name, spec.name, spec.sweep
+    elif getattr(args, "in_process", False):
         subject, name = load_cache(args.cache_module, args.cache_class)
+    else:
+        return _worker_cache(args)
     if is_store_lookup(subject):
         protocol = args.protocol or "isolated"
     elif args.protocol:
-        raise InputError(f"--protocol {args.protocol}: '{name}' is a pair cache (row -> verdict), not a store/lookup "
+        raise InputError(f"--protocol {args.protocol}: '{name}' is a pair cache (pair -> verdict), not a store/lookup "
                          "cache. Drop --protocol, or give the cache store, lookup and reset")
     else:
         protocol = "pair"
     return Chosen(args.cache_name or name, protocol, subject, reference, tuple(sweep))
+
+
+def _worker_cache(args: argparse.Namespace) -> Chosen:
+    """A user's cache loaded in a worker process (pipeline.harness.isolated), with the benchmark, the
+    labels, the train file, the outputs, every cache root and the signing key out of its sight."""
+    from pipeline.core import settings
+    from pipeline.harness.isolated import Worker
+
+    resolved = settings.resolve()
+    hidden = [p for p in (args.bench, args.labels, getattr(args, "train", None)) if p]
+    hidden += [resolved.cache_root, resolved.eval_dir, settings.cache_root(None, {})]
+    worker = Worker(args.cache_module, args.cache_class, timeout=args.timeout, hidden=hidden,
+                    readable=getattr(args, "readable", None) or ())
+    hello = worker.start()
+    name = hello["name"]
+    if hello.get("store_lookup"):
+        protocol = args.protocol or "isolated"
+    elif args.protocol:
+        worker.close()
+        raise InputError(f"--protocol {args.protocol}: '{name}' is a pair cache (pair -> verdict), not a store/lookup "
+                         "cache. Drop --protocol, or give the cache store, lookup and reset")
+    else:
+        protocol = "pair"
+    return Chosen(args.cache_name or name, protocol, None, worker=worker)
 
 
 def score(args: argparse.Namespace, chosen: Chosen, rows: list | None = None) -> tuple[dict, bool]:
@@ -55,9 +86,14 @@ def score(args: argparse.Namespace, chosen: Chosen, rows: list | None = None) ->
     from pipeline.core import settings
     from pipeline.harness.cache import EvalCache
 
-    store = EvalCache(settings.resolve().eval_dir)
-    return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache,
-                        store=store, rows=rows)
+    resolved = settings.resolve()
+    store = EvalCache(resolved.eval_dir, key_root=resolved.cache_root)
+    try:
+        return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache,
+                            store=store, rows=rows)
+    finally:
+        if chosen.worker is not None:
+            chosen.worker.close()
 
 
 def summary_line(data: dict) -> str:

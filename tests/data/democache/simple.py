@@ -13,8 +13,8 @@ class CallableCache:
 
 
 class DecideCache:
-    def decide(self, row):
-        return row.domain == "math"
+    def decide(self, pair):
+        return pair.query_a.startswith("Solve") or "%" in pair.query_a   # the math requests
 
 
 class NeedsArgs:

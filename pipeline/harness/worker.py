@@ -1,0 +1,115 @@
+"""The worker process that runs a user's cache apart from the scorer (`python -m pipeline.harness.worker`).
+
+It receives requests only and returns verdicts; it never sees a row, a label, the benchmark file or
+the scorer's memory (pipeline.harness.isolated starts it, in bubblewrap where available). Protocol:
+JSON lines on its standard input and output, which it takes for itself at start (anything the cache
+prints goes to standard error):
+
+  in   {"load": {"module": M, "class": C or null}}
+  out  {"hello": {"name": default name, "store_lookup": bool, "implementation": identity or null}}
+       or {"error": one line} (the module cannot be loaded)
+  in   {"run": {"protocol": "pair"|"isolated"|"shared", "start": i, "pairs": [Pair.to_dict(), ...]}}
+  out  {"prepared": true} (shared: every A stored) or {"store_failed": one line}
+       then per position from `start`: {"i": i, "d": [is_hit, confidence, ms, tier, cost, own_ms], "e": error
+       text or null, "s": served or null}, and {"done": ProtocolRun.meta() or null}
+  in   {"quit": true} or end of input: exit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def _channel() -> tuple[Any, Any]:
+    """The protocol's own copies of stdin and stdout; fd 1 then goes to stderr and fd 0 to /dev/null,
+    so a cache that prints cannot break the protocol by accident."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout = sys.stderr
+    return proto_in, proto_out
+
+
+def main() -> int:
+    proto_in, proto_out = _channel()
+
+    def send(obj: Any) -> None:
+        proto_out.write(json.dumps(obj, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
+        proto_out.flush()
+
+    def receive() -> Any:
+        line = proto_in.readline()
+        return json.loads(line) if line.strip() else None
+
+    from pipeline.core.errors import CacheEvalError
+    from pipeline.harness.stateful import is_store_lookup
+    from pipeline.harness.user_cache import load_cache
+
+    msg = receive()
+    if not msg or "load" not in msg:
+        return 2
+    try:
+        obj, name = load_cache(msg["load"]["module"], msg["load"].get("class"))
+    except CacheEvalError as exc:
+        send({"error": str(exc)})
+        return 1
+    send({"hello": {"name": name, "store_lookup": is_store_lookup(obj), "implementation": _identity(obj)}})
+    while True:
+        msg = receive()
+        if not msg or "run" not in msg:
+            return 0
+        _run(obj, msg["run"], send)
+
+
+def _identity(obj: Any) -> dict | None:
+    """The cache's identity as the evaluation-result cache reads it (its declared model snapshot and
+    settings, the modules it loaded); None when it cannot be read (the run is then not cached)."""
+    try:
+        from pipeline.harness.cache import implementation_identity
+
+        ident = implementation_identity(obj)
+        json.dumps(ident, allow_nan=False)
+        return ident
+    except Exception:  # noqa: BLE001 - an identity that cannot be read is never reused
+        return None
+
+
+def _run(obj: Any, run: dict, send: Any) -> None:
+    from pipeline.harness.evaluation import decide
+    from pipeline.harness.interface import Pair
+    from pipeline.harness.stateful import ProtocolRun, StoreFailed
+
+    pairs = [Pair(**p) for p in run["pairs"]]
+    protocol, start = run["protocol"], int(run.get("start", 0))
+    runner = None
+    cache = obj
+    if protocol != "pair":
+        runner = ProtocolRun(obj, protocol, pairs)
+        try:
+            runner.prepare()
+        except StoreFailed as exc:
+            send({"store_failed": str(exc), "position": exc.position})
+            return
+        send({"prepared": True})
+        cache = runner
+    d = None
+
+    def report(i: int) -> None:
+        served = runner.served.get(pairs[i].key) if runner is not None else None
+        send({"i": i, "d": [d.hits[i], d.confs[i], d.lats[i], d.tiers[i], d.costs[i], d.own[i]],
+              "e": d.errors.get(i), "s": served})
+
+    from pipeline.harness.evaluation import Decisions
+
+    d = Decisions.empty(len(pairs))
+    decide(cache, pairs, "miss", decisions=d, start=start, report=report)
+    send({"done": runner.meta() if runner is not None else None})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
