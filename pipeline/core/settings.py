@@ -230,3 +230,12 @@ def child_environment(resolved: Settings, values: Mapping[str, str]) -> dict[str
     """The environment a child process is started with: the one `resolved` was read from, with
     `values` over it."""
     return {**dict(resolved.environ), **values}
+
+
+def untrusted_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a cache under test is started with (pipeline.harness.isolated): this process's,
+    without the project's own variables (CACHEEVAL_*: cache roots, datasets, LLM store URL) or
+    PYTHONPATH, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEEVAL_") and k != "PYTHONPATH"}
+    env.update(extra or {})
+    return env

@@ -108,9 +108,10 @@ class Worker:
         return [*jail.argv(readable, hidden, os.getcwd() if self.folder == os.getcwd() else self.folder), *cmd]
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEEVAL_") and k != "PYTHONPATH"}
-        env["PYTHONPATH"] = os.pathsep.join([str(self.project), self.folder])
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        from pipeline.core.settings import untrusted_environment
+
+        env = untrusted_environment({"PYTHONPATH": os.pathsep.join([str(self.project), self.folder]),
+                                     "PYTHONDONTWRITEBYTECODE": "1"})
         if self.isolation == BUBBLEWRAP:
             env["HOME"] = "/tmp"
         return env
