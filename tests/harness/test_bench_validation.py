@@ -170,9 +170,8 @@ def test_the_labels_file_is_checked_too(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         f"error: {labels}:3: <json>: duplicate key 'label' in one object. Keep one of them.",
         f"error: {labels}:11: id: duplicate id 'cb-math-0001' (first on line 1). Keep one labels record per id.",
-        f"error: {public}:3: label: missing required field. Add it (every row has the 22 fields of BENCHMARK.md).",
-        f"error: {public}:3: binary_label: missing required field. Add it (every row has the 22 fields of "
-        "BENCHMARK.md).",
+        f"error: {labels}: no labels for 1 of 10 rows of {public} (the first: cb-math-0003 on line 3). Pass the "
+        "labels file of this split",
     ]
 
 
