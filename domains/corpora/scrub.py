@@ -10,9 +10,19 @@ Placeholders: [EMAIL] [PHONE] [API_KEY] [TOKEN] [SECRET] [URL_WITH_CREDENTIALS] 
 [CRYPTO_ADDRESS]. A key or password keeps its name and loses its value (`password=[SECRET]`).
 
 Detectors: fixed formats (cloud keys, tokens, JWTs, private keys) by pattern; values after a
-secret's name ("password is ...", `api_key = "..."`) by context; random-looking tokens by Shannon
-entropy, as detect-secrets does; phone numbers with libphonenumber's metadata (`phonenumbers`),
-cards with the Luhn checksum, IBANs with mod-97 (domains.corpora.scrub_detectors).
+secret's name ("password is ...", `api_key = "..."`, `curl -u user:pw`) by context; random-looking
+tokens by Shannon entropy, as detect-secrets does; phone numbers with libphonenumber's metadata
+(`phonenumbers`; "+44.20.7946.0018" and "+91-22-2778-1234" too; domains.corpora.scrub_phones),
+e-mail addresses with email_validator (non-ASCII ones too), cards with the Luhn checksum, IBANs
+with mod-97 (domains.corpora.scrub_detectors). Personal data is written in many languages and
+scripts: names after "my name is" and its equivalents (меня зовут, 我叫, je m'appelle...), dates of
+birth after their words (Geburtsdatum, né le, 生年月日...), addresses in other formats and scripts
+with their postcode and city (domains.corpora.scrub_patterns_intl).
+
+Not personal data, left as written: digests and git SHAs (a long hex string is a secret only where
+the words before it name one), digests with their algorithm ("sha512-...", "h1:..."), UUIDs,
+versions, and IP addresses that identify nobody: private, carrier-grade NAT, link-local,
+documentation and benchmarking ranges, multicast, well-known public resolvers, CIDR blocks.
 
 Linear time: every pattern either starts only where a run of its characters starts (a lookbehind
 of the same class), or is bounded, so a failed attempt never rescans what it read; the test bounds
@@ -31,9 +41,10 @@ import re
 from typing import Callable, NamedTuple
 
 from domains.corpora import scrub_detectors as det
+from domains.corpora.scrub_phones import scrub_phones
 from domains.corpora.scrub_patterns import PATTERNS
 
-VERSION = "3"  # of the rules: a change can change a mined row
+VERSION = "4"  # of the rules: a change can change a mined row
 
 
 class Scrubbed(NamedTuple):
@@ -191,20 +202,43 @@ def _url_param(m: re.Match) -> str | None:
     return None
 
 
+# In scripts without spaces an address can run into the words around it: a verb or particle before
+# the local part, hiragana after the top-level domain.
+_CJK_BEFORE_LOCAL = re.compile(r".*[到给給至往是为為在向寄发發はへにをでがの：:]")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+
+
 def _email(m: re.Match) -> str | None:
-    local, _, domain = m.group(0).partition("@")
+    """An e-mail address; one with non-ASCII parts ("jörg@münchen.de") is checked by email_validator
+    (in a script without spaces the match may start inside the sentence: the longest valid tail of
+    the local part is the address)."""
+    value = m.group(0)
+    local, _, domain = value.partition("@")
     if local == "git" or re.match(r"\d+(?:\.\d+)?x\.", domain):  # git@github.com:..., icon@2x.png
         return None
-    return "[EMAIL]"
+    if value.isascii():
+        return "[EMAIL]"
+    begin = _CJK_BEFORE_LOCAL.match(local)  # "请把报价单发到销售@...": the address starts after 到
+    tld = len(domain) - len(domain.rpartition(".")[2])
+    kana = _HIRAGANA.search(domain, tld + 1)  # "会社.日本までお願いします": the domain ends before the kana
+    end = len(value) - (len(domain) - kana.start() if kana else 0)
+    for start in range(begin.end() if begin else 0, len(local)):
+        if local[start] not in ".-" and det.email_ok(value[start:end].replace("\\", "")):
+            return value[:start] + "[EMAIL]" + value[end:]
+    return None
 
 
 def _hex(m: re.Match) -> str | None:
-    """A long hex string (hash, key, token) or an Ethereum address; a run of decimal digits only
-    (a binary string, a big number) is not one."""
+    """An Ethereum address (0x + 40 hex digits); a long hex string named as a secret by the words
+    before it ("api key", "secret is", "token:"). A digest, a git SHA, a transaction or block hash is
+    nobody's data: unnamed, or named as one ("sha256", "commit", "etag"), it stays. Decimal digits
+    only (a binary string, a big number) are not hex."""
     value = m.group(0)
-    if value[:2].lower() == "0x":
-        return "[CRYPTO_ADDRESS]" if len(value) == 42 else "[SECRET]"
-    return "[SECRET]" if re.search(r"[A-Fa-f]", value) else None
+    if value[:2].lower() == "0x" and len(value) == 42:
+        return "[CRYPTO_ADDRESS]"
+    if value[:2].lower() != "0x" and not re.search(r"[A-Fa-f]", value):
+        return None
+    return "[SECRET]" if det.named_as_secret(m.string[max(0, m.start() - 48):m.start()]) else None
 
 
 def _url_credentials(m: re.Match) -> str | None:
@@ -215,9 +249,17 @@ def _url_credentials(m: re.Match) -> str | None:
     return "[URL_WITH_CREDENTIALS]"
 
 
+# Base64 digests: Subresource Integrity ("sha384-oqVu..."), go.sum ("h1:ZkRr..."), "sha256:..."
+_DIGEST_PREFIX = re.compile(r"(?i)(?:sha-?(?:1|224|256|384|512)|sha3-\d{3}|md5|blake2[bs]?)-")
+_DIGEST_BEFORE = re.compile(r"(?i)(?:\bh1|sha-?(?:1|224|256|384|512)|sha3-\d{3}|md5|blake2[bs]?)[:=]$")
+
+
 def _random_run(m: re.Match) -> str | None:
-    """A random-looking token; in a path ("docs/d/<id>/edit"), only its random-looking parts."""
+    """A random-looking token; in a path ("docs/d/<id>/edit"), only its random-looking parts. A
+    digest written with its algorithm ("sha512-...", "h1:...") is not a secret."""
     run = m.group(0)
+    if _DIGEST_PREFIX.match(run) or _DIGEST_BEFORE.search(m.string, max(0, m.start() - 10), m.start()):
+        return None
     if "/" not in run:
         return "[SECRET]" if det.looks_random(run) else None
     parts = run.split("/")
@@ -247,17 +289,58 @@ def _ssn(m: re.Match) -> str | None:
     return "[SSN]"
 
 
-_VERSION_BEFORE = re.compile(r"(?i)\b(?:version|ver\.?|v|release|build)\b[^\n\d]{0,12}$")
-
-
 def _ipv4(m: re.Match) -> str | None:
-    """An IPv4 address, unless it reads as a version or a section number ("1.1.1.2", "version is
-    2.6.8.205")."""
-    if all(len(o) == 1 for o in m.group(0).split(".")):
+    """A globally routed IPv4 address (det.ipv4_is_personal), unless it reads as a version or a
+    section number ("1.1.1.2", "version is 2.6.8.205", "cuDNN 8.9.7.29") or is the network address
+    of a CIDR block ("52.94.0.0/16": a network, not a host)."""
+    octets = m.group(0).split(".")
+    if all(len(o) == 1 for o in octets) or not det.ipv4_is_personal(m.group(0)):
         return None
-    if _VERSION_BEFORE.search(m.string, max(0, m.start() - 24), m.start()):
+    if det.reads_as_version(m.string[max(0, m.start() - 32):m.start()], octets):
         return None
-    return "[IP_ADDRESS]" if det.ipv4_is_personal(m.group(0)) else None
+    cidr = re.match(r"/(\d{1,3})(?!\d)", m.string[m.end():m.end() + 4])
+    if cidr and det.is_network(m.group(0), cidr.group(1)):
+        return None
+    return "[IP_ADDRESS]"
+
+
+def _ipv6(m: re.Match) -> str | None:
+    """A globally routed IPv6 address, unless it opens a CIDR block ("2a02:8108::/32")."""
+    if not det.ipv6_is_personal(m.group(0)):
+        return None
+    cidr = re.match(r"/(\d{1,3})(?!\d)", m.string[m.end():m.end() + 4])
+    return None if cidr and det.is_network(m.group(0), cidr.group(1)) else "[IP_ADDRESS]"
+
+
+def _cli_value(m: re.Match) -> str | None:
+    """A credential on a command line (`curl -u user:password`, `mysql -pSECRET`): the value, unless
+    it is a variable or placeholder, or `user:group` ids (`docker run -u 1000:1000`, `-u app:app`)."""
+    value = m.group("v")
+    user, sep, secret = value.partition(":") if ":" in value else ("", "", value)
+    if sep == "" and "%" in value and m.group(0).lstrip("-")[:1] == "U":  # smbclient -U user%password
+        user, sep, secret = value.partition("%")
+    if not secret or secret[:1] in "$%{<*" or _PLACEHOLDERISH.search(secret) or secret.startswith("//"):
+        return None
+    if sep and (user[:1] in "$%{<" or user == secret or (user.isdigit() and secret.isdigit())):
+        return None
+    return m.group(0)[: m.start("v") - m.start(0)] + "[SECRET]" + m.group(0)[m.end("v") - m.start(0):]
+
+
+def _name(m: re.Match) -> str | None:
+    """A name a user gives as their own: group 1, or after "my name is" and its equivalents (group
+    "n"), as much of what follows as is a name (scrub_detectors.name_length)."""
+    if "n" not in m.re.groupindex:
+        return m.group(0)[: m.start(1) - m.start(0)] + "[NAME]" + m.group(0)[m.end(1) - m.start(0):]
+    length = det.name_length(m.group("n"))
+    if not length:
+        return None
+    cut = m.start("n") - m.start(0)
+    return m.group(0)[:cut] + "[NAME]" + m.group(0)[cut + length:]
+
+
+def _address(m: re.Match) -> str:
+    """[ADDRESS] for the match; the comma before a postcode and city stays (", [ADDRESS]")."""
+    return (", " if m.group(0).startswith(",") else "") + "[ADDRESS]"
 
 
 def _crypto(m: re.Match) -> str | None:
@@ -279,8 +362,8 @@ _REPLACEMENTS: dict[str, Repl] = {
     "national_id": "[ID_NUMBER]", "id_context": _checked(lambda v: sum(c.isdigit() for c in v) >= 4, "[ID_NUMBER]", 1),
     "bank_account": _checked(lambda v: sum(c.isdigit() for c in v) >= 6, "[ACCOUNT_NUMBER]", 1),
     "date_of_birth": _checked(lambda v: True, "[DATE_OF_BIRTH]", 1),
-    "ip_address": _ipv4, "ipv6_address": _checked(det.ipv6_is_personal, "[IP_ADDRESS]"), "mac_address": "[MAC_ADDRESS]",
-    "street_address": "[ADDRESS]", "name": _checked(lambda v: True, "[NAME]", 1),
+    "ip_address": _ipv4, "ipv6_address": _ipv6, "mac_address": "[MAC_ADDRESS]",
+    "street_address": _address, "name": _name, "cli_credentials": _cli_value,
 }
 
 _RULES = [(kind, pattern, gate, _REPLACEMENTS[kind]) for kind, pattern, gate in PATTERNS]
@@ -309,5 +392,5 @@ def scrub(text: str) -> Scrubbed:
         text = pattern.sub(sub, text)
         if kind == "iban":  # cards after IBANs (an IBAN holds digit groups), before phones and IDs
             text = det.scrub_cards(text, kinds)
-    text = det.scrub_phones(text, kinds)
+    text = scrub_phones(text, kinds)
     return Scrubbed(text, bool(kinds), tuple(sorted(kinds)))

@@ -1,12 +1,14 @@
 """Validators behind the scrubber's patterns: the checks a regular expression cannot make.
 
 A pattern in `domains.corpora.scrub` finds a candidate in linear time; the functions here decide
-whether it is what it looks like, with the maintained or standard check where one exists:
-phone numbers with Google's libphonenumber metadata (`phonenumbers`), card numbers with the Luhn
-checksum and the issuers' prefixes, IBANs with ISO 13616 mod-97 and the country's length, IP
-addresses with `ipaddress`, random-looking tokens with Shannon entropy (the measure detect-secrets
-uses for its high-entropy string plugins). Every function is pure and works on one short candidate,
-so the cost of a scrub stays proportional to the text.
+whether it is what it looks like, with the maintained or standard check where one exists: e-mail
+addresses with `email_validator` (internationalised ones too: non-ASCII local parts, IDNA domains),
+card numbers with the Luhn checksum and the issuers' prefixes, IBANs with ISO 13616 mod-97 and the
+country's length, IP addresses with `ipaddress` (only globally routed unicast ones identify
+anybody), random-looking tokens with Shannon entropy (the measure detect-secrets uses for its
+high-entropy string plugins); how much of what follows "my name is" is a name; whether a long hex
+string is named as a secret. Phone numbers: domains.corpora.scrub_phones. Every function is pure and
+works on one short candidate, so the cost of a scrub stays proportional to the text.
 """
 from __future__ import annotations
 
@@ -17,38 +19,74 @@ import string
 from collections import Counter
 from functools import lru_cache
 
-# --- phone numbers
+# --- names a user gives as their own
 
-# Regions whose national formats (no "+") are checked. International numbers ("+CC ..." or
-# "00CC ...") are checked whatever the region. The list covers the languages of the real-traffic
-# corpora; each region widens what counts as a phone, so it stays short.
-PHONE_REGIONS = ("US", "GB", "IN", "AU", "DE", "FR", "ES", "IT", "NL", "BR", "CA")
+_PARTICLES = frozenset("de da do dos das di del della der den van von zu ter ten te le la du des bin binti ibn al el "
+                       "y op af av".split())
+_NOT_NAMES = frozenset("Sie Ihnen Ihr Du Dich Euch Ich Je Yo Io Eu Jag Jeg Ik I".split())  # "ich heiße Sie willkommen"
+_UNCASED_STOP = frozenset("है हूँ हूं और का की के क्या ہے اور کیا هو هي ما ماذا أنا انا אני הוא היא מה "
+                          "ครับ ค่ะ คะ นะ และ อะไร".split())
+_CJK_QUESTION = ("什么", "什麼", "啥", "怎么", "谁", "誰", "何", "なに", "なん", "뭐", "무엇", "누구")  # "我的名字是什么意思"
+_NAME_CHARS = re.compile(r"[^\W\d_](?:[^\W_]|[\u0300-\u036f\u0900-\u0dff\u0e00-\u0e7f\u0591-\u05c7"
+                         r"\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed'’·・\-])*")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+_KO_ENDINGS = ("입니다", "이에요", "예요", "이라고", "라고", "이고", "이며", "이야", "인데요", "인데", "이요", "님")
 
 
-@lru_cache(maxsize=4096)
-def phone_kind(candidate: str, context: bool) -> bool:
-    """Is `candidate` (digits with separators, maybe a leading "+" or "00") a phone number?
+def _script_without_spaces(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7a3" or ch == "\u3005"
 
-    International form: a possible number for its country code (assigned or not: a fictional
-    number in a prompt is still someone's as far as we know). National form: with a phone word
-    nearby (`context`), a possible number of one of PHONE_REGIONS; without one, a valid number
-    whose digits are grouped as that region writes them (libphonenumber's STRICT_GROUPING), so
-    "2023-2024" and "259 264 22987" stay numbers."""
-    import phonenumbers
-    from phonenumbers import Leniency, PhoneNumberMatcher
 
-    text = candidate.strip()
-    if text.startswith("00"):
-        text = "+" + text[2:]
-    try:
-        if text.startswith("+"):
-            return phonenumbers.is_possible_number(phonenumbers.parse(text, None))
-        if context:
-            return any(phonenumbers.is_possible_number(phonenumbers.parse(text, r)) for r in PHONE_REGIONS)
-    except phonenumbers.NumberParseException:
-        return False
-    return any(m.raw_string == text for r in PHONE_REGIONS
-               for m in PhoneNumberMatcher(text, r, leniency=Leniency.STRICT_GROUPING))
+def _cjk_name(word: str) -> int:
+    """How much of a run of Chinese, Japanese or Korean characters (no spaces between words) is the
+    name: up to the grammar after it ("山田花子です", "박지훈입니다"), else at most six characters."""
+    if word.startswith(_CJK_QUESTION):
+        return 0
+    if "\uac00" <= word[0] <= "\ud7a3":
+        for ending in _KO_ENDINGS:
+            if word.endswith(ending) and len(word) > len(ending):
+                return len(word) - len(ending)
+        return min(len(word), 4)
+    kana = _HIRAGANA.search(word, 1) if not _HIRAGANA.match(word) else None
+    if kana:
+        return kana.start()
+    return len(word) if len(word) <= 6 else 4
+
+
+def name_length(text: str) -> int:
+    """How much of `text` (what follows "my name is" or its equivalent) is a name: capitalised words
+    (with lower-case particles between them: "Sanne de Vries"), or up to three words of a script
+    without case (two in Thai; a conjunction or copula ends it), or a run of CJK characters up to
+    its grammar; 0 when no name starts it."""
+    end, cased, uncased = 0, 0, 0
+    words = list(re.finditer(r"\S+", text))
+    for k, token in enumerate(words):
+        word = _NAME_CHARS.match(token.group())
+        if word is None:
+            break
+        w = word.group().rstrip("-·・")
+        first = w[0]
+        if first.isupper():
+            if uncased or w in _NOT_NAMES:
+                break
+            cased, end = cased + 1, token.start() + len(w)
+        elif first.islower():
+            nxt = words[k + 1].group()[:1] if k + 1 < len(words) else ""
+            if cased and w in _PARTICLES and nxt.isupper() and len(w) == len(token.group()):
+                continue
+            break
+        elif _script_without_spaces(first):
+            cut = _cjk_name(w)
+            return end if cased or uncased or not cut else token.start() + cut
+        else:  # Arabic, Hebrew, Devanagari, Thai...: no capitals; "و"/"ו" (and) starts the next clause
+            if cased or w in _UNCASED_STOP or (uncased and w[0] in "وו") or len(w) > 15:
+                break
+            uncased, end = uncased + 1, token.start() + len(w)
+            if uncased == (2 if "\u0e00" <= first <= "\u0e7f" else 3):
+                break
+        if len(w) < len(token.group()) or cased == 4:
+            break  # punctuation ends the name
+    return end if len(text[:end].replace(" ", "")) >= 2 else 0
 
 
 # --- payment cards and bank accounts
@@ -95,30 +133,104 @@ def iban_ok(candidate: str) -> bool:
 # --- network addresses
 
 _NETMASK_OCTETS = {"0", "128", "192", "224", "240", "248", "252", "254", "255"}
+# Public resolvers everybody writes in network questions (Google, Cloudflare, Quad9, OpenDNS, AdGuard,
+# Level 3): a service's well-known address, nobody's own.
+_PUBLIC_SERVICES = frozenset({
+    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "1.1.1.2", "1.0.0.2", "9.9.9.9", "149.112.112.112",
+    "208.67.222.222", "208.67.220.220", "94.140.14.14", "94.140.15.15", "4.2.2.1", "4.2.2.2",
+    "2001:4860:4860::8888", "2001:4860:4860::8844", "2606:4700:4700::1111", "2606:4700:4700::1001",
+    "2620:fe::fe", "2620:fe::9"})
+
+
+def _identifies(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Only a globally routed unicast address can point at somebody: private networks (10/8,
+    172.16/12, 192.168/16, fc00::/7), carrier-grade NAT, link-local, loopback, the documentation and
+    benchmarking ranges, multicast and reserved space are shared by everybody (ipaddress.is_global)."""
+    return ip.is_global and not ip.is_multicast and str(ip) not in _PUBLIC_SERVICES
 
 
 def ipv4_is_personal(candidate: str) -> bool:
-    """Any IPv4 address except the ones that identify nobody: loopback, 0.0.0.0, the broadcast
-    address and netmasks (255.255.255.0)."""
+    """A globally routed IPv4 address (`_identifies`); never a netmask (255.255.240.0)."""
     try:
         ip = ipaddress.IPv4Address(candidate)
     except ValueError:
         return False
     octets = candidate.split(".")
     netmask = octets[0] == "255" and all(o in _NETMASK_OCTETS for o in octets)
-    return not (ip.is_loopback or ip.is_unspecified or netmask)
+    return _identifies(ip) and not netmask
 
 
 def ipv6_is_personal(candidate: str) -> bool:
-    """An IPv6 address (at least three groups, so times and C++ scopes are not), except loopback
-    and the unspecified address."""
+    """A globally routed IPv6 address (`_identifies`; at least three groups, so times and C++
+    scopes are not addresses)."""
     if candidate.count(":") < 2 or not any(ch.isdigit() for ch in candidate):
         return False
     try:
         ip = ipaddress.IPv6Address(candidate)
     except ValueError:
         return False
-    return not (ip.is_loopback or ip.is_unspecified)
+    return _identifies(ip)
+
+
+def is_network(address: str, prefix: str) -> bool:
+    """`address/prefix` is a CIDR block (no host bits set: 52.94.0.0/16), which names a network,
+    not a host; 93.184.216.34/32 is one host."""
+    try:
+        net = ipaddress.ip_network(f"{address}/{prefix}", strict=True)
+    except ValueError:
+        return False
+    return net.num_addresses > 1
+
+
+# What names a long hex string before it, on its line: a secret, or a digest (the nearer wins).
+_SECRET_WORD = re.compile(r"(?i)\b(?:api|keys?\b|secret|tokens?\b|passw|passphrase|pwd|credential|auth|private|"
+                          r"session|cookie|salt|hmac|seed|bearer|licen[cs]e|access|signing|encryption|master)")
+_DIGEST_WORD = re.compile(r"(?i)(?:sha|md5|hash|digest|checksum|commit|blob|\btree|etag|block|\btx\b|transaction|"
+                          r"\bgit\b|integrity|image|layer|object|change-id|revision|\brev\b|fingerprint|cherry-pick|"
+                          r"rebase|revert|show|checkout|reset|diff|log)")
+
+
+def _last_end(pattern: re.Pattern, text: str) -> int:
+    ends = [m.end() for m in pattern.finditer(text)]
+    return ends[-1] if ends else -1
+
+
+def named_as_secret(before: str) -> bool:
+    """Do the words before a long hex string (on its line) name it a secret ("api key", "secret is",
+    "token:") rather than a digest ("sha256", "commit", "etag")? The nearer word decides; none: no."""
+    before = before.rpartition("\n")[2]
+    secret = _last_end(_SECRET_WORD, before)
+    return secret >= 0 and secret > _last_end(_DIGEST_WORD, before)
+
+
+_VERSION_BEFORE = re.compile(r"(?i)\b(?:version|ver\.?|v|release|build)\b[^\n\d]{0,12}$")
+# "cuDNN 8.9.7.29", "TensorRT 8.6.1.6": a product's name (upper and lower case) right before
+_PRODUCT_BEFORE = re.compile(r"(?<![\w.-])(?=[A-Za-z0-9-]*[a-z])(?=[A-Za-z0-9-]*[A-Z])[A-Za-z][A-Za-z0-9-]{1,30} $")
+_HOST_WORDS = re.compile(r"(?i)\b(?:ip|ips|ipv4|address|addr|host|server|vps|vm|instance|machine|node|droplet|box|"
+                         r"gateway|router|dns|proxy|firewall|ssh|ping|connect|curl|https?|ban|block|allow|whitelist)\b")
+
+
+def reads_as_version(before: str, octets: list[str]) -> bool:
+    """Does a dotted quad read as a version, by the words before it ("version is 2.6.8.205", "cuDNN
+    8.9.7.29": a product name, small numbers, no word about hosts nearby)?"""
+    if _VERSION_BEFORE.search(before):
+        return True
+    return max(map(int, octets)) <= 99 and bool(_PRODUCT_BEFORE.search(before)) and not _HOST_WORDS.search(before)
+
+
+# --- e-mail addresses
+
+@lru_cache(maxsize=4096)
+def email_ok(candidate: str) -> bool:
+    """An e-mail address by RFC 5322/6531 syntax and IDNA (email_validator, no DNS look-up):
+    "jörg@münchen.de" and "用户@例子.公司" are addresses; "a@b..c" is not."""
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        validate_email(candidate, check_deliverability=False, allow_smtputf8=True, globally_deliverable=False)
+    except (EmailNotValidError, UnicodeError, ValueError):
+        return False
+    return True
 
 
 # --- random-looking tokens
@@ -182,7 +294,7 @@ def base58check_ok(candidate: str) -> bool:
     return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check
 
 
-# --- scanning runs of digit groups: cards, then phone numbers
+# --- scanning runs of digit groups: cards (phone numbers: domains.corpora.scrub_phones)
 
 # Cards as they are written: compact, 4-4-4-4(-3) or 4-4-4-1..4, Amex 4-6-5, Diners 4-6-4.
 _CARD = re.compile(r"\d(?<![\d.]\d)(?:\d{3}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{3}([ -])\d{6}\2\d{4,5}|\d{12,18})"
@@ -208,111 +320,3 @@ def scrub_iban(m: re.Match) -> str | None:
         if end >= 15 and iban_ok(cand[:end]):
             return "[IBAN]" + cand[end:]
     return None
-
-
-# Digits joined by phone punctuation, at least 7 of them: "+44 (0)20 7946 0958", "(555) 123-4567".
-_PHONE_RUN = re.compile(r"[+(\d](?<![\w+.\-/][+(\d])(?<!:\d)(?:(?<=\+)\s?\(?)?\d?"
-                        r"(?:[ .\-/()]{0,3}\d){6,}\)?")
-_PHONE_WORDS = re.compile(r"(?i)\b(?:(?:tele|cell|smart|mobile )?phone|mobile|cell|tel|fax|whats ?app|sms|text me|call|"
-                          r"calling|ring|dial|contact|reach me|my number|hotline|helpline|landline|téléphone|tél|"
-                          r"telefon|teléfono|handy|portable|celular)\b|телефон|电话|電話")
-_NANP = re.compile(r"(?:\+?1[ .-]?)?(?:\(\d{3}\)\s?|\d{3}([ .-]))\d{3}[ .-]\d{4}")
-_UK = re.compile(r"0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}")
-# Phone shapes that need no checking: used inside long tables of numbers, where windows would be slow.
-_STRONG = re.compile(r"[+(\d](?<!\d[+(\d])(?:(?<=\+)\d{1,3}[ .-]?\d{1,4}(?:[ .-]\d{2,4}){1,4}|"
-                     r"(?<=\()\d{3}\)\s?\d{3}[ .-]\d{4}|"
-                     r"(?<=\d)\d{2}([ .-])\d{3}\1\d{4}|(?<=0)\d{2,4}[ -]\d{3,4}[ -]?\d{3,4})(?!\d)")
-_DATE_SHAPES = ((4, 2, 2), (4, 1, 2), (4, 2, 1), (4, 1, 1), (2, 2, 4), (1, 2, 4), (2, 1, 4), (1, 1, 4), (2, 2, 2))
-_LONG_RUN = 64  # characters: beyond this a run is a table of numbers, checked by shape only
-
-
-def scrub_phones(text: str, kinds: set[str]) -> str:
-    """Replace phone numbers by [PHONE]: each run of digits with phone punctuation is cut into
-    windows of whole groups, and the longest window from each start that is a phone is replaced."""
-    def repl(m: re.Match) -> str:
-        run = m.group(0)
-        if len(run) > _LONG_RUN:
-            out = _STRONG.sub("[PHONE]", run)
-        else:
-            groups = [(g.start(), g.end()) for g in re.finditer(r"\d+", run)]
-            context = _PHONE_WORDS.search(m.string, max(0, m.start() - 40), m.start()) is not None
-            out = _phone_windows(run, groups, context)
-        if out != run:
-            kinds.add("phone")
-        return out
-    return _PHONE_RUN.sub(repl, text)
-
-
-def _phone_windows(run: str, groups: list[tuple[int, int]], context: bool) -> str:
-    out, last, i = [], 0, 0
-    while i < len(groups):
-        end = _phone_from(run, groups, i, context)
-        if end is None:
-            i += 1
-            continue
-        start = _open(run, groups[i][0], last)
-        stop = groups[end - 1][1] + (1 if run[groups[end - 1][1]:groups[end - 1][1] + 1] == ")" else 0)
-        out += [run[last:start], "[PHONE]"]
-        last, i = stop, end
-    return "".join(out) + run[last:] if out else run
-
-
-def _open(run: str, start: int, floor: int) -> int:
-    """Where a window beginning at group offset `start` opens: include a "(" or "+" right before."""
-    while start > floor and run[start - 1] in "(+ " and (run[start - 1] != " " or run[start - 2:start - 1] == "+"):
-        start -= 1
-    return start
-
-
-def _phone_from(run: str, groups: list[tuple[int, int]], i: int, context: bool) -> int | None:
-    """The end (exclusive group index) of the longest phone number starting at group i, if any."""
-    best, digits = None, 0
-    if i > 0 and run[groups[i - 1][1]:groups[i][0]].strip(" ()"):
-        return None  # "978-0-13-...": a window starts or ends inside a run only where a space cuts it
-    intl = run[_open(run, groups[i][0], 0):groups[i][0]].startswith("+") or run.startswith("00", groups[i][0])
-    for j in range(i, min(len(groups), i + 7)):
-        digits += groups[j][1] - groups[j][0]
-        if digits > 15:
-            break
-        if digits < 7 or (j + 1 < len(groups) and run[groups[j][1]:groups[j + 1][0]].strip(" ()")):
-            continue
-        window = run[_open(run, groups[i][0], 0):groups[j][1]]
-        if run[groups[j][1]:groups[j][1] + 1] == ")" and "(" in window:
-            window += ")"
-        whole = i == 0 and j == len(groups) - 1
-        if _phone_window(window, [b - a for a, b in groups[i:j + 1]], intl, context, whole):
-            best = j + 1
-    return best
-
-
-_DATE_IN = re.compile(r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)")
-_DECIMAL = re.compile(r"\.\d{1,2}(?!\d)|\.\d{5,}")
-_YEAR_IN_PARENS = re.compile(r"\((?:1[89]|20)\d\d\)")
-
-
-def _phone_window(window: str, sizes: list[int], intl: bool, context: bool, whole: bool) -> bool:
-    """Is this window of a run (digit groups `sizes`) a phone number? `whole`: it is the entire run,
-    so no other number touches it (in a table of numbers, only a phone word or a "+" will do)."""
-    decimal = window.count(".") == 1 and _DECIMAL.search(window)
-    if _DATE_IN.search(window) or _YEAR_IN_PARENS.search(window) or decimal:
-        return False  # dates and times, citations, prices and decimals
-    if intl:
-        return sum(sizes) >= 8 and phone_kind(window, True)
-    if len(sizes) == 1:  # a bare digit string is a phone only where the text says so
-        return context and phone_kind(window, True)
-    if context:
-        return bool(_NANP.fullmatch(window) or _UK.fullmatch(window)) or phone_kind(window, True)
-    if not whole:
-        return False  # inside a table of numbers, only a phone word or a "+" will do
-    if _NANP.fullmatch(window) or _UK.fullmatch(window):
-        return True
-    seps = set(re.sub(r"[\d()]", "", window)) or {" "}
-    if seps == {"."} or (len(sizes) == 2 and seps != {" "}):
-        return False  # versions, ranges (1800-2000) and ZIP+4 (98052-6399)
-    if tuple(sizes) in _DATE_SHAPES or (sizes[0] <= 3 and all(sz == 3 for sz in sizes[1:])):
-        return False  # dates and thousands groups
-    if "(" in window and not window.startswith("("):
-        return False  # "14 (2013) 1329": an area code in brackets opens a national number
-    if max(sizes) <= 2 and not window.lstrip("(").startswith("0"):
-        return False  # lists of small numbers
-    return phone_kind(window, False)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from domains.corpora import scrub_patterns_intl as intl
+
 
 def _ci(fragment: str) -> str:
     """`fragment` with each letter outside escapes and character classes made [Xx]."""
@@ -46,10 +48,6 @@ def _words(*phrases: str, boundary: str = "A-Za-z") -> str:
 
 
 _KEY = r"A-Za-z0-9_-"   # characters of URL-safe tokens
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]{0,6}\.?"
-_DATE = (rf"(?:\d{{4}}[./-]\d{{1,2}}[./-]\d{{1,2}}|\d{{1,2}}[./-]\d{{1,2}}[./-]\d{{2,4}}"
-         rf"|\d{{1,2}}(?:st|nd|rd|th)?\s{{1,3}}{_MONTH},?\s{{1,3}}\d{{4}}"
-         rf"|{_MONTH}\s{{1,3}}\d{{1,2}}(?:st|nd|rd|th)?,?\s{{1,3}}\d{{4}})")
 _SEP = "[_.-]?"
 
 # Names of secrets in assignments and config: DB_PASSWORD=..., "api_key": "...", token: ...
@@ -71,15 +69,13 @@ _VERB = r"\s{0,3}(?:(?i:is)|:|#|=)?\s{0,3}"
 
 _ADDRESS_SUFFIX = (r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
                    r"Close|Crescent|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Trail|Row|Alley|Gardens|Grove|"
-                   r"Mews|Plaza")
+                   rf"Mews|Plaza|{intl.INDIAN_STREETS}")
 _NOT_STREET = r"(?:The|Supreme|High|District|Federal|Appeals?|Circuit|Crown|County|Family|Magistrates|Claims|Tax)\b"
 _UNIT = r"(?:,?[ \t]{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|#)\.?[ \t]{0,2}#?[ \t]{0,2}[A-Za-z0-9-]{1,6})?"
 _CITY_ZIP = (r"(?:,[ \t]{0,2}[A-Z][a-z][A-Za-z.'-]{0,24}(?:[ \t][A-Z][a-z][A-Za-z.'-]{0,24}){0,2})?"
-             r"(?:,?[ \t]{1,2}(?:[A-Z]{2}[ \t]{1,2}\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|\d{4,5}))?")
+             r"(?:,?[ \t]{1,2}(?:[A-Z]{2}[ \t]{1,2}\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}"
+             r"|(?:\d{4,6}|[1-9]\d{2}[ \t]\d{3})(?!\d)))?")
 _PERSON = r"[A-Z][a-zà-ÿ'’-]{1,30}"
-_DOB_NAMES = [f"{who} {what}" for who in ("my", "his", "her", "patient's", "patients", "the patient's")
-              for what in ("date of birth", "dob", "birthday", "birth ?date")]
-_DOB_NAMES += ["i was born(?: on)?", "date of birth", "dob", r"d\.o\.b\.?", "birth ?date"]
 _SSN_NAMES = _words("ssn", r"social security(?: number| no\.?| #)?", r"social insurance(?: number| no\.?| #)?")
 # Calle/Via ... 12, capitalised (so "via DisplayPort 1" is not an address)
 _STREET_FIRST = r"[ACPRV](?<![\w][ACPRV])(?:(?<=C)(?:alle|orso)|(?<=A)venida|(?<=P)iazza|(?<=R)ua|(?<=V)(?:iale|ia))"
@@ -90,8 +86,12 @@ _ID_NAMES = _words("passport", "driver.?s? licen[cs]e", "driving licen[cs]e", "l
                    "member(?:ship)? id", "tax id", "tax number", "steuer-?id", "personalausweis", "codice fiscale",
                    "insurance id", "policy number", "national insurance(?: number)?", "ni number")
 _ID_ACRONYMS = r"[NDCMT](?<![A-Za-z][NDCMT])(?:(?<=N)(?:INO|IE|IF|HS)|(?<=D)NI|(?<=C)(?:PF|URP)|(?<=M)RN|(?<=T)FN)"
-_NAME_INTRO = _words("my (?:full |real |legal |first |last )?name is", "my name.s", "i am called", "i.m called",
-                     "full name:")
+# "my name is" and its equivalents in other languages (scrub_patterns_intl), then the name in any script
+_WORD = r"\w"
+_NAME_INTRO = (rf"(?:{_words(*intl.NAME_INTROS, boundary=_WORD)}|{_words(*intl.NAME_INTROS_UNCASED, boundary='')})"
+               rf"[ \t]{{0,3}}[:：]?[ \t　]{{0,3}}(?:{intl.TITLES})?")
+_DOB_WORDS = rf"(?:{_words(*intl.DOB_WORDS, boundary=_WORD)}(?!\w)|{_words(*intl.DOB_WORDS_UNCASED, boundary='')})"
+_RU_STREET = _words(*intl.RU_STREET_WORDS, boundary=_WORD)
 # A salutation opening a line: "Dear Olivia,", "Hi Tom!", "Hello Dr. Ana Silva:" (the name, 1-3
 # capitalised words, must end the salutation). Not a person: the words of _NOT_ADDRESSEE.
 _GREETING = r"(?i:dear|hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening))"
@@ -125,9 +125,8 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
     ("webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", 0, ("hooks.slack",)),
     ("webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", 0, ("webhooks",)),
     ("webhook", r"https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/\S+", 0, ("webhookb2",)),
-    # (a backslash inside the local part: Markdown-escaped "jane\\_roe@...")
-    ("email", r"[A-Za-z0-9._%+-](?<![A-Za-z0-9._%+\\-][A-Za-z0-9._%+-])(?:[A-Za-z0-9._%+\\-]*[A-Za-z0-9._%+-])?@"
-              r"(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])", 0, ("@",)),
+    # in any script ("jörg@münchen.de"); a backslash inside the local part: Markdown-escaped "jane\\_roe@..."
+    ("email", intl.EMAIL, 0, ("@",)),
     # --- fixed key and token formats
     ("api_key", rf"sk-(?<![A-Za-z0-9]sk-)(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|admin-|live-|test-|or-v1-)?"
                 rf"[{_KEY}]{{16,}}", 0, ("sk-",)),
@@ -155,6 +154,8 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
      ("bearer", "basic")),
     ("connection_secret", rf"({_words('accountkey', 'sharedaccesskey', 'sharedaccesssignature')}=)([^;\s\"']{{3,}})",
      0, ("accountkey", "sharedaccess")),
+    # --- credentials on command lines: curl -u user:password, mysql -pSECRET, sshpass -p SECRET
+    *[("cli_credentials", p, 0, gate) for p, gate in intl.CLI_CREDENTIALS],
     # --- values named by their context
     ("secret_assignment", rf"(?P<name>{_SECRET_NAMES}(?:[_.-][A-Za-z0-9_.-]{{0,30}}?|\d)?)\\?[\"']?[ \t]{{0,3}}"
                           rf"(?:=>|:=|[:=])[ \t]{{0,3}}{_VALUE_AFTER}", 0, _SECRET_GATE),
@@ -192,8 +193,10 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
     ("bank_account", rf"{_words('bank account', 'account', 'acct', 'routing', 'aba', 'sort code', 'bsb')}"
                      rf"(?:\s(?i:number|no\.?|#))?{_VERB}(\d[\d -]{{4,22}}\d)(?!\d)", 0,
      ("account", "acct", "routing", "aba", "sort code", "bsb")),
-    ("date_of_birth", rf"{_words(*_DOB_NAMES)}(?:\s(?i:is|was))?\s{{0,2}}[:=-]?\s{{0,3}}({_DATE})", 0,
-     ("birth", "dob", "d.o.b", "born")),
+    # (a date that starts with its day or year may come a few words later: "geboren am", "né le", "是")
+    ("date_of_birth", rf"{_DOB_WORDS}(?:[^\d\n]{{0,20}}?(?=\d)|[ \t]{{0,3}}(?:(?i:is|was|on)[ \t]{{1,3}})?[:=]?[ \t]{{0,3}})"
+                      rf"({intl.DOB_DATE})", 0, intl.DOB_GATE),
+    ("date_of_birth", intl.DOB_DATE_FIRST, 0, intl.DOB_GATE),
     # --- network identifiers
     ("ip_address", r"\d(?<![\w.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\w|\.\d)", 0, (".",)),
     ("mac_address", r"[0-9A-Fa-f](?<![\w:-][0-9A-Fa-f])[0-9A-Fa-f]([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}"
@@ -201,14 +204,14 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
     ("ipv6_address", r"[0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])[0-9A-Fa-f]{0,3}(?:(?<=:)|:)(?:[0-9A-Fa-f]{0,4}:){2,6}"
                      r"(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])", 0, (":",)),
     # --- postal addresses
-    ("street_address", rf"\d(?<![\w:]\d)\d{{0,4}}[A-Za-z]?(?:[-/]\d{{1,5}})?,?[ \t]{{1,2}}(?!{_NOT_STREET})"
+    ("street_address", rf"\d(?<![\w:]\d)\d{{0,4}}(?:st|nd|rd|th|[A-Za-z])?(?:[-/]\d{{1,5}})?,?[ \t]{{1,2}}(?!{_NOT_STREET})"
                        rf"(?:[A-Z][A-Za-z'.-]{{0,25}}[ \t]{{1,2}}){{1,4}}"
                        rf"(?:{_ADDRESS_SUFFIX})\b\.?(?:[ \t](?:N|S|E|W|NE|NW|SE|SW)\b)?{_UNIT}{_CITY_ZIP}", 0,
      re.compile(rf"(?:{_ADDRESS_SUFFIX})\b")),
     ("street_address", r"[A-ZÄÖÜ](?<![\w][A-ZÄÖÜ])[a-zäöüß]{3,30}"
-                       r"(?:straße|strasse|str\.|weg|gasse|platz|allee|damm|ufer)"
+                       rf"(?:straße|strasse|str\.|weg|gasse|platz|allee|damm|ufer|{intl.DUTCH_STREETS})"
                        r"[ \t]{1,2}\d{1,4}[a-z]?(?![\w])(?:,?[ \t]{1,2}\d{5}[ \t][A-ZÄÖÜ][a-zäöüß]{1,30})?", 0,
-     ("straße", "strasse", "str.", "weg", "gasse", "platz", "allee", "damm", "ufer")),
+     ("straße", "strasse", "str.", "weg", "gasse", "platz", "allee", "damm", "ufer", *intl.DUTCH_STREETS.split("|"))),
     ("street_address", r"\d(?<![\w]\d)\d{0,3}(?:[ \t]?(?:bis|ter))?,?[ \t](?:rue|avenue|av\.|boulevard|bd|chemin|place|"
                        r"allée|impasse|quai|cours)[ \t](?:(?:de|du|des|la|le|l'|d')[ \t]?){0,3}[A-ZÉÈ][\w'-]{1,30}"
                        r"(?:[ \t][A-ZÉÈ][\w'-]{1,30}){0,3}", 0,
@@ -217,9 +220,12 @@ _TABLE: list[tuple[str, str, int, Gate]] = [
                        rf"(?:[ \t][A-Z][\w'-]{{1,30}}){{0,3}},?[ \t](?:n[º°o]\.?[ \t]?)?\d{{1,4}}(?![\w])", 0,
      ("calle", "avenida", "via", "viale", "piazza", "corso", "rua")),
     ("street_address", rf"{_PO_BOX}\s{{1,2}}\d{{1,6}}(?!\d)", 0, ("box", "postfach")),
+    ("street_address", _RU_STREET + intl.RU_ADDRESS_REST, 0, intl.RU_GATE),
+    # other scripts and formats, then the postcode and city left after a street (scrub_patterns_intl)
+    *[("street_address", p, 0, gate) for p, gate in intl.ADDRESSES_INTL],
     # --- names a user gives as their own
-    ("name", rf"{_NAME_INTRO}\s{{1,3}}(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s)?({_PERSON}(?:\s{_PERSON}){{0,3}})", 0,
-     ("name", "called")),
+    ("name", rf"{_NAME_INTRO}(?P<n>{intl.NAME_WORDS})", 0, intl.NAME_GATE),  # trimmed by scrub_detectors.name_length
+    ("name", intl.NAME_JA_BEFORE, 0, ("申", "いいます", "言います")),
     # "I'm Andrew Huberman, and ...": two or three capitalised words, then the sentence goes on
     ("name", rf"I(?<![A-Za-z]I)(?: am|'m|’m)\s{{1,3}}({_PERSON}(?:\s{_PERSON}){{1,2}})"
              rf"(?=[,.;!]|\s(?:and|from|a|an|the)\b)", 0, ("i am", "i'm", "i’m")),

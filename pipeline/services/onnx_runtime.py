@@ -16,29 +16,43 @@ bit): a vector depends on its text only, never on which texts were missing from 
 the work was split over workers. One weight pass serves eight texts: mpnet embeds about 1.5 times
 as many texts per second as one text per run (benchmarks/build_time.py).
 
-The exported file is trusted only when its sha256 matches the one recorded beside it when it was
-written; anything else (missing, truncated, edited) is exported again.
+Every file of an export is checked before use. `export.json` records the recipe (the weights'
+sha256, the sha256 of every file of the source folder, max_length, the runtime) and the sha256 of
+every file written: model.onnx, and tokenizer.json and the source's configs (*.json), copied. The
+export is used only when that record is what the source and the recipe give now, each copy still has
+its source's bytes, model.onnx still has the bytes recorded, and the folder holds nothing else;
+anything else (missing, truncated or edited files, an edited max_length, a stray file) is one warning
+line and a new export. The export's fingerprint (the sha256 of every file in it, export.json included)
+goes into every embedding's cache key (embedders.model_identity): vectors made from any other export
+can never be read back under an intact export's key. The export is deterministic (two exports of one
+model have the same bytes, tests/stages/test_export_integrity.py checks it), so an intact export's
+fingerprint is a pure function of the installed model and the recipe: a cold and a warm build key
+their vectors alike.
 """
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.core.errors import BuildError
-from pipeline.core.hashing import file_sha256
+from pipeline.core.hashing import file_sha256, stable_hash, weights_file_sha256
 
 OPSET = 17
-EXPORT_VERSION = 1  # bump when the export wrapper below changes
+EXPORT_VERSION = 1  # bump when the export wrapper below changes (it is part of runtime_id, so of the outputs)
 BATCH_ROWS = 8  # rows in every run
 PAD_TO = 8  # a text's width: its token count rounded up to a multiple of this
 
 
+@functools.lru_cache(maxsize=None)
 def runtime_id() -> str:
-    """Everything outside the weights that can change an ONNX vector (read without importing torch)."""
+    """Everything outside the weights that can change an ONNX vector (read without importing torch;
+    memoised: installed versions cannot change inside a process)."""
     versions = ";".join(f"{p}=={importlib.metadata.version(p)}" for p in ("onnxruntime", "torch", "tokenizers"))
     return f"onnx-export{EXPORT_VERSION};opset{OPSET};intra_op_threads=1;rows{BATCH_ROWS};pad{PAD_TO};{versions}"
 
@@ -71,32 +85,90 @@ def _export(folder: Path, target: Path) -> None:
                           opset_version=OPSET, dynamo=False)
 
 
-def exported_model(name: str, weights: str, folder: Path, models_dir: Path) -> Path:
-    """The folder holding model.onnx, tokenizer.json and max_length for this model, exported if
-    absent or not matching its recorded sha256."""
-    target = models_dir / f"{name}-{weights[:16]}-onnx{EXPORT_VERSION}"
-    record = target / "export.json"
+RECORD = 2  # of export.json: 2 records every file and the recipe (1: model.onnx's sha256 only)
+
+
+def _source_files(folder: Path) -> dict[str, str]:
+    """sha256 of every file of the model folder an export is made from, by relative path."""
+    return {p.relative_to(folder).as_posix(): weights_file_sha256(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def _recipe(folder: Path, weights: str) -> dict[str, Any]:
+    """Everything that decides an export's bytes, read from the source folder without exporting."""
+    config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    return {"record": RECORD, "weights": weights, "source": _source_files(folder), "runtime": runtime_id(),
+            "max_length": int(config["max_seq_length"])}
+
+
+def _copies(source: dict[str, str]) -> list[str]:
+    """The source files an export carries beside model.onnx: tokenizer.json and the configs."""
+    return sorted(rel for rel in source if rel.endswith(".json"))
+
+
+def fingerprint(target: Path) -> str:
+    """sha256 over the sha256 of every file in the export folder, export.json included: what the
+    loader reads, byte for byte. Every file of an intact export is a pure function of the installed
+    model and the recipe (the export is deterministic), and so is this. Files are hashed once per
+    process per (path, size, mtime), as the weights are: a reference cache checks its export on
+    every request it embeds."""
+    return stable_hash("onnx-export", {p.relative_to(target).as_posix(): weights_file_sha256(p)
+                                       for p in sorted(target.rglob("*")) if p.is_file()})
+
+
+def _problem(target: Path, recipe: dict[str, Any]) -> str | None:
+    """Why the export in `target` cannot be used for `recipe` (None: it can; every file checked)."""
     try:
-        meta = json.loads(record.read_text(encoding="utf-8"))
-        if file_sha256(target / "model.onnx") == meta["sha256"] and (target / "tokenizer.json").is_file():
-            return target
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+        record = json.loads((target / "export.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "export.json is missing or unreadable"
+    if not isinstance(record, dict) or record.get("recipe", {}) != recipe:
+        return "export.json's recipe is not this model's (edited, or written by an older exporter)"
+    if record.get("max_length") != recipe["max_length"]:
+        return f"export.json's max_length {record.get('max_length')!r} is not the model's {recipe['max_length']}"
+    files = record.get("files")
+    expected = {"model.onnx", *_copies(recipe["source"])}
+    if not isinstance(files, dict) or set(files) != expected:
+        return "export.json does not list the files an export holds"
+    present = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()} - {"export.json"}
+    if present != expected:
+        odd = sorted(present ^ expected)[0]
+        return f"{odd} is {'missing' if odd in expected else 'not part of the export'}"
+    for rel in sorted(expected):
+        want = files[rel] if rel == "model.onnx" else recipe["source"][rel]
+        if files[rel] != want or weights_file_sha256(target / rel) != want:
+            return f"{rel} does not have the bytes it was exported with"
+    return None
+
+
+def verified_export(name: str, weights: str, folder: Path, models_dir: Path) -> tuple[Path, str]:
+    """The folder holding this model's export (model.onnx, tokenizer.json, the configs, export.json)
+    and its fingerprint, every file checked against the record (see the module's docstring); exported
+    again, with one warning line when an export was there, if anything does not match."""
+    target = models_dir / f"{name}-{weights[:16]}-onnx{EXPORT_VERSION}"
+    if not (folder / "tokenizer.json").is_file():
+        raise BuildError(f"{folder}: no tokenizer.json beside the model; `runtime: onnx` needs a fast tokenizer file "
+                         "(set `runtime: torch` for this embedder in configs/embedders.yaml)")
+    recipe = _recipe(folder, weights)
+    problem = _problem(target, recipe) if target.is_dir() and not target.is_symlink() else "no export yet"
+    if problem is None:
+        return target, fingerprint(target)
     if target.exists() or target.is_symlink():
+        print(f"warning: {target}: {problem}; exporting it again", file=sys.stderr)
         shutil.rmtree(target, ignore_errors=True) if target.is_dir() and not target.is_symlink() else target.unlink()
     tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        if not (folder / "tokenizer.json").is_file():
-            raise BuildError(f"{folder}: no tokenizer.json beside the model; `runtime: onnx` needs a fast tokenizer file "
-                             "(set `runtime: torch` for this embedder in configs/embedders.yaml)")
         _export(folder, tmp / "model.onnx")
-        shutil.copyfile(folder / "tokenizer.json", tmp / "tokenizer.json")
-        max_length = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"]
-        (tmp / "export.json").write_text(json.dumps({"sha256": file_sha256(tmp / "model.onnx"), "weights": weights,
-                                                     "max_length": int(max_length), "runtime": runtime_id()},
-                                                    sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        for rel in _copies(recipe["source"]):
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / rel, tmp / rel)
+        files = {rel: file_sha256(tmp / rel) for rel in ["model.onnx", *_copies(recipe["source"])]}
+        if any(files[rel] != recipe["source"][rel] for rel in files if rel != "model.onnx"):
+            raise BuildError(f"{folder}: a file changed while {name} was being exported; build again")
+        record = {"recipe": recipe, "files": files, "max_length": recipe["max_length"]}
+        (tmp / "export.json").write_text(json.dumps(record, sort_keys=True, indent=1) + "\n", encoding="utf-8")
         try:
             tmp.rename(target)
         except OSError:  # another process finished first; its export is as good as ours
@@ -104,7 +176,15 @@ def exported_model(name: str, weights: str, folder: Path, models_dir: Path) -> P
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return target
+    problem = _problem(target, recipe)
+    if problem is not None:  # the other process's export, or a file changed under us
+        raise BuildError(f"{target}: {problem} right after the export; remove the folder and build again")
+    return target, fingerprint(target)
+
+
+def exported_model(name: str, weights: str, folder: Path, models_dir: Path) -> Path:
+    """The checked export's folder (verified_export without the fingerprint)."""
+    return verified_export(name, weights, folder, models_dir)[0]
 
 
 def width(tokens: int, max_length: int) -> int:

@@ -32,7 +32,7 @@ PLANTED = {
     (f"token {PLANTED['github']}", "token", "[TOKEN]"),
     (f"aws {PLANTED['aws']}", "api_key", "[API_KEY]"),
     (f"Authorization: Bearer {PLANTED['bearer']}", "bearer_token", "Bearer [TOKEN]"),
-    (f"sha {PLANTED['hex']}", "secret", "[SECRET]"),
+    (f"signing secret {PLANTED['hex']}", "secret", "[SECRET]"),  # a hex string named as a secret
     (f"postgres://{PLANTED['cred_user']}:{PLANTED['cred_pass']}@db.internal:5432/app", "url_credentials", "[URL_WITH_CREDENTIALS]"),
     (f"password = {PLANTED['password']}", "secret_assignment", "[SECRET]"),
 ])
@@ -49,6 +49,7 @@ def test_each_kind_is_replaced_by_its_placeholder(text, kind, placeholder):
     "lat 37.1233212321, lng -122.25743921",
     "Teach me the basic certifications for cloud engineers",
     "Translate 'good morning' into Portuguese.",
+    "sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b is the commit that broke the build",  # a digest is nobody's
 ])
 def test_ordinary_text_is_left_alone(text):
     assert scrub(text) == (text, False, ())
@@ -76,8 +77,8 @@ def _planted_corpus(root):
         f"connect to postgres://{p['cred_user']}:{p['cred_pass']}@db.internal:5432/app and count the users in rust!",
         f"Call {p['phone_us']} or {p['phone_bare']} and send header 'Authorization: Bearer {p['bearer']}' to fetch order 12.",
         f"Call {p['phone_us']} or {p['phone_bare']} and send header 'Authorization: Bearer {p['bearer']}' to fetch order 13.",
-        f"My password = {p['password']} and my commit is {p['hex']}. Explain git rebase to me.",
-        f"my password = {p['password']} and my commit is {p['hex']}. explain git rebase to me",
+        f"My password = {p['password']} and my webhook secret is {p['hex']}. Explain git rebase to me.",
+        f"my password = {p['password']} and my webhook secret is {p['hex']}. explain git rebase to me",
     ]
     rows = [{"id": f"pl{i}_0", "conversations": [{"from": "human", "value": t}, {"from": "gpt", "value": "ok"}]}
             for i, t in enumerate(prompts)]

@@ -14,7 +14,7 @@ import pytest
 from domains.corpora.scrub import scrub
 
 # (kind, prompt, values that must not survive). Test values: documentation and example numbers
-# (RFC 5737 and 3849 addresses, 555-01xx and Ofcom drama phone numbers, the card networks' test
+# (555-01xx and Ofcom drama phone numbers, the card networks' test
 # cards, the IBAN registry's examples); keys and tokens are random strings in each provider's
 # documented format.
 PLANTED: list[tuple[str, str, tuple[str, ...]]] = [
@@ -55,8 +55,11 @@ PLANTED: list[tuple[str, str, tuple[str, ...]]] = [
     ("bank_account", "Set up direct deposit: routing number 021000021 and account 000123456789.",
      ("021000021", "000123456789")),
     ("date_of_birth", "Write a birthday poem for me, my date of birth is 14/03/1987.", ("14/03/1987",)),
-    ("ipv4", "I can't ssh into 203.0.113.45 as root anymore, what should I check?", ("203.0.113.45",)),
-    ("ipv6", "Why does ping 2001:db8:85a3::8a2e:370:7334 time out from my laptop?", ("2001:db8:85a3::8a2e:370:7334",)),
+    # (globally routed addresses, made up: the documentation ranges of RFC 5737 and 3849 identify
+    # nobody and are left alone, tests/domains/test_scrub_international.py)
+    ("ipv4", "I can't ssh into 84.247.11.93 as root anymore, what should I check?", ("84.247.11.93",)),
+    ("ipv6", "Why does ping 2a02:8108:1140:5a00:7d2c:9e1b:3f40:a6c5 time out from my laptop?",
+     ("2a02:8108:1140:5a00:7d2c:9e1b:3f40:a6c5",)),
     ("mac_address", "Whitelist the printer 3C:22:FB:7A:1E:09 on the router, how?", ("3C:22:FB:7A:1E:09",)),
     ("street_us", "I live at 742 Evergreen Terrace, Springfield, IL 62704. Write a letter to my landlord.",
      ("742 Evergreen Terrace", "62704")),
@@ -254,7 +257,14 @@ def test_placeholders_are_stable_and_idempotent():
 # reads and then fails on, separators that start a new attempt at every character.
 _UNITS = ["a", "1", "a.", "a@", "x@a.", "a-", "1-", "1.", "4111-", "+1", "(1)", "a://b:", "eyJ-", "sk-", "AKIA",
           "password=", "pwd:", "DE89", "12:", "0x", "_a", "token=token", "=", "/", "00:", "1:", "::", "1.1.1.1.",
-          "?key=", "a.b@", "-----BEGIN RSA PRIVATE KEY-----"]
+          "?key=", "a.b@", "-----BEGIN RSA PRIVATE KEY-----",
+          # the second round's rules: phones after a country code, e-mail in any script, names and dates of
+          # birth after their words, addresses in other scripts and their postcode and city, credentials on
+          # command lines, CIDR blocks and digests
+          "+1.", "+91-", "ö@ü.", "a@ü.ü", "用@例.", "我叫", "my name is Aa ", "Меня зовут Аа ", "〒1", "東京都", "路1号",
+          "서울시 강남구 ", "ул. Аа ", "ul. A", "[ADDRESS], Aa", ", 12345 Aa", ", Aa 400001", "-u a:", "-U a%",
+          "--password ", "mysql -p", "sshpass -p ", "born ", "Geburtsdatum ", "geboren ", "생년월일", "1年",
+          "3. Mai 1990 ", "10.0.0.0/", "sha256:", "sha512-"]
 
 
 def _tokens():
@@ -277,7 +287,7 @@ def test_one_megabyte_token_is_scrubbed_in_linear_time(name, token):
 
 def test_time_grows_linearly_with_the_token():
     """Quadratic patterns show as a 16x slowdown for a 4x longer token; linear ones as ~4x."""
-    for unit in ("x@a.", "1-", "a://b:", "password=", "4111-"):
+    for unit in ("x@a.", "1-", "a://b:", "password=", "4111-", "東京都", "born ", "a@ü.ü", "-u a:", "[ADDRESS], Aa"):
         times = []
         for size in (250_000, 1_000_000):
             token = (unit * (size // len(unit) + 1))[:size]
