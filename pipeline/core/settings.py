@@ -24,6 +24,8 @@ EVAL_CACHE_DIR = "CACHEEVAL_EVAL_CACHE_DIR"    # evaluation-result folder, inste
 LLM_CACHE_MODE = "CACHEEVAL_LLM_CACHE_MODE"    # off|read|write|both|replay, over configs/llm.yaml's cache.mode
 LLM_CACHE_URL = "CACHEEVAL_LLM_CACHE_URL"      # PostgreSQL URL for the LLM store (named by cache.postgres_url_env)
 WORKERS = "CACHEEVAL_WORKERS"                  # processes that embed texts (default: the CPU count; 1 = in process)
+UI_PROFILE = "CACHEEVAL_UI_PROFILE"            # the Dagster UI's build_dataset default profile (v1.1)
+UI_OUT_DIR = "CACHEEVAL_UI_OUT_DIR"            # the Dagster UI's build_dataset default output folder (build/ui-outputs)
 # --- read by tests only
 TEST_PG_URL = "CACHEEVAL_TEST_PG_URL"          # a throw-away PostgreSQL for the LLM store's tests
 TEST_REQUIRE_PG = "CACHEEVAL_TEST_REQUIRE_PG"  # "1" (set by .ci/test): the PostgreSQL tests fail, not skip, without it
@@ -35,8 +37,8 @@ HF_DATASETS_CACHE = "HF_DATASETS_CACHE"        # the corpora's datasets cache, o
 HF_HUB_OFFLINE = "HF_HUB_OFFLINE"              # "1": the hub is never contacted (set by the build)
 HF_DATASETS_OFFLINE = "HF_DATASETS_OFFLINE"    # "1": datasets never downloads (set by the build)
 
-ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, WORKERS, TEST_PG_URL, TEST_REQUIRE_PG,
-       TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE, HF_DATASETS_OFFLINE)
+ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, WORKERS, UI_PROFILE, UI_OUT_DIR,
+       TEST_PG_URL, TEST_REQUIRE_PG, TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE, HF_DATASETS_OFFLINE)
 
 
 def env(name: str) -> str | None:
