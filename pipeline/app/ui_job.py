@@ -28,8 +28,7 @@ DEFAULT_PROFILE = "v1.1"
 DESCRIPTION = (
     "The whole dataset in ONE run, at one click: Materialize all. Sources, every domain (candidate_rows and "
     "verified_rows run each domain in turn), selection, difficulty, assembly, evaluation, publication and the "
-    "manifest, with every blocking check. Profile {profile}, written into {out_dir}/ (relative: of the project; "
-    f"{DEFAULT_OUT_DIR}/ is git-ignored). Another profile "
+    "manifest, with every blocking check. Profile {profile}, written into {out_dir}/{where}. Another profile "
     "or folder: the arrow beside Materialize all -> Open launchpad -> resources.build.config (profile: v1.1, "
     "lifted40 or smoke; out_dir: outputs only to rebuild the committed outputs/).")
 
@@ -45,7 +44,10 @@ def ui_job_kwargs(defaults: dict[str, str] | None = None) -> dict:
     """define_asset_job's arguments for build_dataset besides name, selection and executor: its
     description, naming the profile and folder a click builds."""
     d = defaults or ui_build_defaults()
-    return {"description": DESCRIPTION.format(profile=d["profile"], out_dir=d["out_dir"].rstrip("/"))}
+    out_dir = d["out_dir"].rstrip("/")
+    where = "" if out_dir.startswith("/") else " of the project" + (
+        " (git-ignored)" if out_dir == DEFAULT_OUT_DIR else "")
+    return {"description": DESCRIPTION.format(profile=d["profile"], out_dir=out_dir, where=where)}
 
 
 def ui_assets(build_assets: Sequence[AssetsDefinition]) -> list[AssetsDefinition]:
