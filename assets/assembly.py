@@ -13,6 +13,8 @@ from pipeline.stages import assembly as out
 from pipeline.stages.difficulty import DifficultyResult
 from pipeline.stages.values import SelectedRows, Similarities
 
+CALIBRATION_PNG = "reports/calibration.png"  # the similarity plot write_calibration writes (shown on the asset page)
+
 # pipeline.stages.assembly reads the difficulty and similarity values as mappings (field -> value);
 # vars() gives that view of a frozen record without copying it.
 
@@ -63,12 +65,14 @@ def calibration_report(build: BuildSettings, selected_rows: SelectedRows, row_si
     written = out.write_calibration(build.outputs, list(selected_rows.rows), vars(row_similarities),
                                     vars(row_difficulty))
     kappa = show.kappa(row_difficulty.kappa, row_similarities.members, row_similarities.held_out)
-    return Output(written, metadata={**kappa, **show.files_written(build.outputs, written, build.profile)})
+    plot = {"plot": show.png_image(build.outputs / CALIBRATION_PNG, "similarity distributions per label")} \
+        if CALIBRATION_PNG in written else {}
+    return Output(written, metadata={**plot, **kappa, **show.files_written(build.outputs, written, build.profile)})
 
 
 @asset(group_name=ASSEMBLY)
 def baseline_reports(build: BuildSettings, cachebench: list[dict]) -> Output[dict[str, str]]:
     """Reports of the reference baselines (always_miss, always_hit, exact_match) on the benchmark."""
     written, headline = out.write_baselines(build.outputs, cachebench)
-    return Output(written, metadata={"headline": MetadataValue.json(headline),
+    return Output(written, metadata={"headline": show.headline_table(headline, "baseline"),
                                      **show.files_written(build.outputs, written, build.profile)})

@@ -1,12 +1,14 @@
 """Evaluation: the reference caches (the real GPTCache at its registered settings, the verified
 cache) scored on the benchmark just built, as outputs/reports/references.{md,json,png}."""
 
-from dagster import MetadataValue, Output, asset
+from dagster import Output, asset
 
 from assets.groups import EVALUATION
 from pipeline.orchestration import asset_metadata as show
 from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
+
+REFERENCES_PNG = "reports/references.png"
 
 
 @asset(group_name=EVALUATION)
@@ -24,5 +26,7 @@ def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> 
     headline = {r["configuration"]: {k: (None if r[k] is None else round(r[k], 4))
                                       for k in ("f1", "fhr", "adversarial_fhr", "precision", "recall")}
                 for r in result["table"]}
-    return Output(written, metadata={"headline": MetadataValue.json(headline),
+    plot = {"plot": show.png_image(build.outputs / REFERENCES_PNG, "FHR against recall for every reference")} \
+        if REFERENCES_PNG in written else {}
+    return Output(written, metadata={"headline": show.headline_table(headline, "configuration"), **plot,
                                      **show.files_written(build.outputs, written, build.profile)})

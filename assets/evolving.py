@@ -6,15 +6,22 @@ evolving_files (outputs/evolving/<quarter>.jsonl and .md, manifest.json). The pa
 quarters from configs/evolving.yaml's `start`, keyed by their first day (Dagster's time-window keys
 are strftime dates; strftime has no quarter): 2026-10-01 is 2026-Q4, which runs, tags and files
 name. `quarterly_slice` runs evolving_job on day 1 of January, April, July and October for the
-quarter that starts that day. The stage logic is pipeline/evolving/.
+quarter that starts that day; a tick before the first quarter (the UI's "Preview tick result" offers
+ticks back to two and a half years ago) is skipped, saying so. The stage logic is pipeline/evolving/.
+
+The slice reads the main benchmark (EvolveSettings.bench: cachebench.jsonl and the splits/ beside it,
+outputs/ by default), which `benchmark_files` writes: the assets that read it name it in `deps`, so
+the asset graph draws where a slice comes from. A dep loads nothing and builds nothing: evolving_job
+and `cacheeval evolve` materialise the evolving group alone, from the benchmark on disk.
 """
 
 import warnings
 from collections import Counter
+from datetime import datetime, timezone
 
-from dagster import (AssetCheckResult, PreviewWarning, AssetExecutionContext, AssetSelection, MetadataValue, Output, RunRequest,
-                     ScheduleEvaluationContext, TimeWindowPartitionsDefinition, asset, asset_check, define_asset_job,
-                     in_process_executor, schedule)
+from dagster import (AssetCheckResult, AssetKey, PreviewWarning, AssetExecutionContext, AssetSelection, MetadataValue, Output,
+                     RunRequest, ScheduleEvaluationContext, SkipReason, TimeWindowPartitionsDefinition, asset, asset_check,
+                     define_asset_job, in_process_executor, schedule)
 
 from assets.groups import EVOLVING
 from pipeline.core.hashing import file_sha256, sha256_text
@@ -26,13 +33,15 @@ CONFIG = ev.load_config()
 QUARTERS = TimeWindowPartitionsDefinition(cron_schedule="0 0 1 1,4,7,10 *", start=ev.quarter_key(CONFIG.start),
                                           fmt="%Y-%m-%d", timezone="UTC", end_offset=1)
 QUARTER_TAG = "cacheeval/quarter"
+# The main benchmark the slice reads (cachebench.jsonl and its splits): the asset that writes them.
+BENCHMARK = [AssetKey("benchmark_files")]
 
 
 def _quarter(context) -> str:
     return ev.quarter_name(context.partition_key)
 
 
-@asset(group_name=EVOLVING, partitions_def=QUARTERS)
+@asset(group_name=EVOLVING, partitions_def=QUARTERS, deps=BENCHMARK)
 def evolving_candidates(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings) -> Output[dict]:
     """The quarter's held-out near-miss pairs: every domain's generators, seeds unused by the main benchmark."""
     from domains import domain_names
@@ -73,7 +82,7 @@ def evolving_verified(evolving_candidates: dict) -> Output[dict]:
                   metadata={"verified": len(kept), "drops": MetadataValue.json(dict(sorted(drops.items())))})
 
 
-@asset(group_name=EVOLVING, partitions_def=QUARTERS)
+@asset(group_name=EVOLVING, partitions_def=QUARTERS, deps=BENCHMARK)
 def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings,
                     evolving_verified: dict) -> Output[dict]:
     """Each verified candidate as a benchmark row, scored by the target and every reference cache."""
@@ -149,7 +158,7 @@ def _partitioned_check(name: str, description: str):
 SLICE_CHECKS = [_check(name, desc) for name, desc in checks.SLICE_CHECK_DESCRIPTIONS.items()]
 
 
-@asset(group_name=EVOLVING, partitions_def=QUARTERS)
+@asset(group_name=EVOLVING, partitions_def=QUARTERS, deps=BENCHMARK)
 def evolving_files(evolve: EvolveSettings, evolving_scored: dict, evolving_slice: dict) -> Output[dict[str, str]]:
     """<quarter>.jsonl (the slice), <quarter>.md (stage yields, fool rates) and manifest.json in the out folder."""
     from domains import domain_names
@@ -173,8 +182,14 @@ evolving_job = define_asset_job(
 @schedule(job=evolving_job, cron_schedule=QUARTERS.get_cron_schedule(), execution_timezone="UTC",
           name="quarterly_adversarial_slice",
           description="Day 1 of January, April, July and October (00:00 UTC): the slice of the quarter that starts "
-                      "that day against the target of configs/evolving.yaml. Off until turned on (Automation page).")
-def quarterly_slice(context: ScheduleEvaluationContext) -> RunRequest:
-    """The run of the quarter that starts at the tick (partition key: its first day; tag: its name)."""
-    key = QUARTERS.get_partition_key_for_timestamp(context.scheduled_execution_time.timestamp())
+                      f"that day against the target of configs/evolving.yaml; ticks before {CONFIG.start}, the first "
+                      "quarter, are skipped. Off until turned on (Automation page).")
+def quarterly_slice(context: ScheduleEvaluationContext) -> RunRequest | SkipReason:
+    """The run of the quarter that starts at the tick (partition key: its first day; tag: its name);
+    none before the first quarter partition."""
+    when = context.scheduled_execution_time or datetime.now(timezone.utc)
+    if when.timestamp() < QUARTERS.start.timestamp():
+        return SkipReason(f"{when:%Y-%m-%d} is before {CONFIG.start}, the first quarter partition (configs/evolving.yaml "
+                          f"start): no slice to make. The first tick that runs is {QUARTERS.start:%Y-%m-%d}.")
+    key = QUARTERS.get_partition_key_for_timestamp(when.timestamp())
     return RunRequest(run_key=key, partition_key=key, tags={QUARTER_TAG: ev.quarter_name(key)})

@@ -1,7 +1,7 @@
 """candidate_rows: every generator of one domain (a partition per registered domain).
 
-A run may cover several domains (BackfillPolicy.single_run: the UI's build_dataset job covers all);
-pipeline.orchestration.partitions stores each domain's record as its own partition either way."""
+A run may cover several domains (BackfillPolicy.single_run); the Dagster UI holds its unpartitioned
+form, one step over every domain (pipeline.orchestration.partitions.unpartitioned)."""
 
 from collections import Counter
 

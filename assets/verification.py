@@ -2,7 +2,7 @@
 
 A verifier that raises is a bug in the verifier, not a reason to drop the row: the asset fails,
 naming the verifier and the candidate, instead of letting the build come up short of quota. A run may
-cover several domains (see assets/generation.py)."""
+cover several domains, and the Dagster UI holds its unpartitioned form (see assets/generation.py)."""
 
 from collections import Counter
 

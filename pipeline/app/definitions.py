@@ -1,18 +1,23 @@
 """The one Dagster `Definitions` of CacheEval (loaded by workspace.yaml), and the build's jobs.
 
-Assets come from one module per stage, each module its own group (assets/groups.py). A build runs
-BUILD_JOBS in order, the same in the UI as in `cacheeval build`: the sources (mined real traffic,
-the input manifest), then each domain partition of generation and verification, then selection,
-difficulty, assembly, evaluation (the reference caches scored on the result),
-publication (the Hugging Face dataset) and the manifest. The jobs select whole groups, so a new asset is built with its group;
-`unbuilt` names any asset no job selects (a new group), and the build refuses to start then.
+Assets come from one module per stage, each module its own group (assets/groups.py). `cacheeval
+build` runs BUILD_JOBS in order: the sources (mined real traffic, the input manifest), then each
+domain partition of generation and verification, then selection, difficulty, assembly, evaluation
+(the reference caches scored on the result), publication (the Hugging Face dataset) and the
+manifest. The jobs select whole groups, so a new asset is built with its group; `unbuilt` names any
+asset no job selects (a new group), and the build refuses to start then.
 
 The quarterly adversarial slice (group `evolving`, partitioned by quarter, assets/evolving.py) is no
 part of the build: `evolving_job` runs it, on its schedule `quarterly_adversarial_slice` or by hand
 (`cacheeval evolve --quarter 2026-Q4`).
 
-In the UI the dataset is built by one job, `build_dataset` (pipeline/app/ui_job.py): every asset in one
-in-process run over all domain partitions, its launch config naming the profile and output folder.
+Two sets of the same assets. `all_assets`, the build's as `cacheeval build` runs them: `candidate_rows`
+and `verified_rows` partitioned by domain, `domain_job` running one domain per run. `defs`, what the
+Dagster UI loads (workspace.yaml): the same assets with those two unpartitioned (`ui_assets`, one
+step over every domain), so that the dataset is built by one job, `build_dataset`
+(pipeline/app/ui_job.py), in one click: **Materialize all** is one in-process run, no partition to
+choose. The build's three jobs are defined here for the CLI, which materialises their selections;
+the UI lists `build_dataset`, `evolving_job` and `mining_dask_job`.
 """
 from __future__ import annotations
 
@@ -26,11 +31,12 @@ from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, EVOLVING, GENERATIO
 from pipeline.app.dask_job import mining_dask_job
 from pipeline.orchestration.partitions import PartitionedFilesystemIOManager
 from pipeline.orchestration.resources import BuildSettings, EvolveSettings
-from pipeline.app.ui_job import DEFAULT_OUT_DIR, UI_JOB_NAME, ui_job_kwargs
+from pipeline.app.ui_job import UI_JOB_NAME, ui_assets, ui_build_defaults, ui_job_kwargs
 
 ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
 
-all_assets = load_assets_from_modules(ASSET_MODULES)
+all_assets = load_assets_from_modules(ASSET_MODULES)  # the CLI's build: per-domain assets partitioned by domain
+ui_build_assets = ui_assets(all_assets)  # the UI's: the same, the per-domain ones over every domain in one step
 all_checks = load_asset_checks_from_modules(ASSET_MODULES)
 evolving_assets = load_assets_from_modules([evolving])
 evolving_checks = load_asset_checks_from_modules([evolving])
@@ -47,19 +53,22 @@ outputs_job = define_asset_job(
                 "reference caches scored on them.")
 BUILD_JOBS = (sources_job, domain_job, outputs_job)
 
-# The UI's one way to build the dataset: every asset and check in one in-process run over all domains.
+# The UI's one way to build the dataset: every asset and check in one in-process run over all domains
+# (not partitioned: in `defs` no asset of the build is).
+UI_DEFAULTS = ui_build_defaults()
 build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all() - AssetSelection.groups(EVOLVING),
-                                 executor_def=in_process_executor, **ui_job_kwargs())
+                                 executor_def=in_process_executor, **ui_job_kwargs(UI_DEFAULTS))
 OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
 
 defs = Definitions(
-    assets=[*all_assets, *evolving_assets],
+    assets=[*ui_build_assets, *evolving_assets],
     asset_checks=[*all_checks, *evolving_checks],
-    jobs=[build_dataset, *BUILD_JOBS, *OTHER_JOBS, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
+    jobs=[build_dataset, *OTHER_JOBS, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
     schedules=[evolving.quarterly_slice],
-    # Runs launched from the UI write into build/ui-outputs/ unless their launch config says otherwise;
-    # `cacheeval build` passes its own settings (outputs/ by default).
-    resources={"build": BuildSettings(out_dir=DEFAULT_OUT_DIR), "evolve": EvolveSettings(),
+    # Runs launched from the UI write into build/ui-outputs/ (v1.1) unless their launch config, or
+    # $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build` passes its own
+    # settings (outputs/ by default).
+    resources={"build": BuildSettings(**UI_DEFAULTS), "evolve": EvolveSettings(),
                "io_manager": PartitionedFilesystemIOManager()},
 )
 

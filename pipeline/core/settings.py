@@ -32,6 +32,8 @@ EVAL_CACHE_DIR = "CACHEEVAL_EVAL_CACHE_DIR"    # evaluation-result folder, inste
 LLM_CACHE_MODE = "CACHEEVAL_LLM_CACHE_MODE"    # off|read|write|both|replay, over configs/llm.yaml's cache.mode
 LLM_CACHE_URL = "CACHEEVAL_LLM_CACHE_URL"      # PostgreSQL URL for the LLM store (named by cache.postgres_url_env)
 WORKERS = "CACHEEVAL_WORKERS"                  # processes that embed texts (default: the CPU count; 1 = in process)
+UI_PROFILE = "CACHEEVAL_UI_PROFILE"            # the Dagster UI's build_dataset default profile (v1.1)
+UI_OUT_DIR = "CACHEEVAL_UI_OUT_DIR"            # the Dagster UI's build_dataset default output folder (build/ui-outputs)
 # --- read by tests only
 TEST_PG_URL = "CACHEEVAL_TEST_PG_URL"          # a throw-away PostgreSQL for the LLM store's tests
 TEST_REQUIRE_PG = "CACHEEVAL_TEST_REQUIRE_PG"  # "1" (set by .ci/test): the PostgreSQL tests fail, not skip, without it
@@ -47,8 +49,9 @@ PYTHON_WARNINGS = "PYTHONWARNINGS"             # warning filters; `cacheeval ui`
 THREAD_VARIABLES = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                     "TOKENIZERS_PARALLELISM": "false"}
 
-ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, WORKERS, TEST_PG_URL, TEST_REQUIRE_PG,
-       TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE, HF_DATASETS_OFFLINE, PYTHON_WARNINGS)
+ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, WORKERS, UI_PROFILE, UI_OUT_DIR,
+       TEST_PG_URL, TEST_REQUIRE_PG, TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE,
+       HF_DATASETS_OFFLINE, PYTHON_WARNINGS)
 
 DEFAULT_PROFILE = "v1.1"  # the sampling profile a build uses unless --profile names another
 

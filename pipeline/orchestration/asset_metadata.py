@@ -1,18 +1,26 @@
 """What the asset pages of the Dagster UI show: Markdown tables built from an asset's value.
 
-Row counts per (domain, label) cell, the construction-method mix, a preview of rows, and for every
-asset that writes files the output folder, the profile and each file's size and sha256. Pure
-functions of the rows and files; the assets call them (assets/assembly.py and the other writers).
+Row counts per (domain, label) cell, the construction-method mix, a preview of rows, headline
+metrics as a table, a plot the asset wrote as an image inside the page (a PNG in a data: URI, which
+the UI's Markdown renders), and for every asset that writes files the output folder, the profile
+and each file's size and sha256. Pure functions of the rows and files; the assets call them
+(assets/assembly.py and the other writers).
+
+The UI shows a Markdown entry of under 1,000 characters in the metadata table itself, a longer one
+(a plot, the row preview) behind its "[Show Markdown]" link.
 """
 from __future__ import annotations
 
+import base64
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from dagster import MetadataValue
 
-PREVIEW_COLUMNS = ("id", "label", "binary_label", "difficulty", "construction_method", "query_a", "query_b")
+# verification_method says why a row is labelled as it is (an EQUIV row under policy_no_cache is a MISS).
+PREVIEW_COLUMNS = ("id", "label", "binary_label", "verification_method", "difficulty", "construction_method",
+                   "query_a", "query_b")
 PREVIEW_CHARS = 70
 
 
@@ -68,12 +76,32 @@ def rows_preview(rows: list[dict], per_domain: int = 1) -> MetadataValue:
     return MetadataValue.md(table(PREVIEW_COLUMNS, picked))
 
 
+def headline_table(headline: Mapping[str, Mapping[str, object]], first: str) -> MetadataValue:
+    """{name: {metric: value}} as a Markdown table: a line per name (in order), a column per metric
+    (those of the first line), None as "n/a"."""
+    metrics = list(next(iter(headline.values()), {}))
+    body = [[name, *("n/a" if values.get(m) is None else values.get(m) for m in metrics)]
+            for name, values in headline.items()]
+    return MetadataValue.md(table([first, *metrics], body))
+
+
+def png_image(path: Path, alt: str) -> MetadataValue:
+    """The PNG file at `path` as Markdown: an image whose source is the file's bytes (base64 in a
+    data: URI), so the asset page shows the plot itself rather than the file's name."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return MetadataValue.md(f"![{alt}](data:image/png;base64,{data})\n")
+
+
+SHA_SHOWN = 16  # hex digits of a file's sha256 in the files table (all 64 are in manifest.json)
+
+
 def files_written(out_dir: Path, written: Mapping[str, str], profile: str) -> dict[str, object]:
-    """Where an asset wrote, with which profile, and each file's size and sha256."""
-    body = [[f"`{rel}`", (out_dir / rel).stat().st_size if (out_dir / rel).is_file() else "missing", f"`{sha}`"]
-            for rel, sha in sorted(written.items())]
+    """Where an asset wrote, with which profile, and each file's size and sha256 (its first 16 hex
+    digits: the whole 64 widened the metadata table past the page, clipping every value in it)."""
+    body = [[f"`{rel}`", (out_dir / rel).stat().st_size if (out_dir / rel).is_file() else "missing",
+             f"`{sha[:SHA_SHOWN]}…`"] for rel, sha in sorted(written.items())]
     return {"output_folder": MetadataValue.path(str(out_dir)), "profile": profile,
-            "files": MetadataValue.md(table(["file", "bytes", "sha256"], body))}
+            "files": MetadataValue.md(table(["file", "bytes", "sha256 (start)"], body))}
 
 
 def kappa(value: float, members: Iterable[str], held_out: str) -> dict[str, object]:

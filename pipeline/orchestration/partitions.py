@@ -1,31 +1,55 @@
-"""Several domain partitions in one run: the value type and the IO manager that make it possible.
+"""Several domains in one run: the value type and the IO manager that make it possible.
 
-The per-domain assets (`candidate_rows`, `verified_rows`) carry `BackfillPolicy.single_run()`, so a
-run may cover a range of domains (the UI's `build_dataset` job covers them all; `cacheeval build`
-still runs one domain per run). Over one domain an asset's value is that domain's record; over
-several it is a dict {domain: record}. `per_domain` is the Dagster type that accepts both, and
-`PartitionedFilesystemIOManager` stores each domain's record in its own file either way, so every
-reader loads the same per-partition files whatever run wrote them.
+The per-domain assets (`candidate_rows`, `verified_rows`, made with `per_domain_asset`) come in two
+forms running the same code. Partitioned by domain (the asset modules' own): `cacheeval build` runs
+them one domain per run (`domain_job`); they carry `BackfillPolicy.single_run()`, so a run may also
+cover a range of domains. Unpartitioned (`unpartitioned(asset)`, the form the Dagster UI's
+definitions hold, pipeline/app/ui_job.py): one step runs every domain in turn, so "Materialize all"
+is one run with no partition to choose. Over one domain a partitioned asset's value is that
+domain's record; over several, and always in the unpartitioned form, it is a dict {domain: record}.
+`per_domain` is the Dagster type that accepts both, and `PartitionedFilesystemIOManager` stores each
+domain's record of a partitioned run in its own file, so every reader loads the same per-partition
+files whatever run wrote them. A reader of all domains (`selected_rows`) gets {domain: record} from
+either form.
 """
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from dagster import (BackfillPolicy, BetaWarning, ConfigurableIOManagerFactory, DagsterType, InitResourceContext,
-                     OutputContext, PartitionsDefinition, asset)
+from dagster import (AssetKey, AssetsDefinition, BackfillPolicy, BetaWarning, ConfigurableIOManagerFactory,
+                     DagsterType, InitResourceContext, MetadataValue, OutputContext, PartitionsDefinition, asset)
 # Not exported at the top of dagster; FilesystemIOManager (its public factory) builds the same class.
 from dagster._core.storage.fs_io_manager import PickledObjectFilesystemIOManager
+
+from pipeline.orchestration.asset_metadata import table
 
 T = TypeVar("T")
 
 
+# How to make each per-domain asset's unpartitioned form, by asset key (filled by per_domain_asset).
+_UNPARTITIONED_FORMS: dict[AssetKey, Callable[[], AssetsDefinition]] = {}
+
+
 def per_domain_asset(partitions_def: PartitionsDefinition, **kwargs):
     """@asset for a per-domain asset: partitioned by domain, and a run may cover several domains
-    (BackfillPolicy.single_run, a beta parameter of Dagster: its warning is not news at every import)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BetaWarning)
-        return asset(partitions_def=partitions_def, backfill_policy=BackfillPolicy.single_run(), **kwargs)
+    (BackfillPolicy.single_run, a beta parameter of Dagster: its warning is not news at every import).
+    `unpartitioned(the asset)` makes the same asset without partitions."""
+
+    def decorate(fn):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BetaWarning)
+            partitioned = asset(partitions_def=partitions_def, backfill_policy=BackfillPolicy.single_run(), **kwargs)(fn)
+        _UNPARTITIONED_FORMS[partitioned.key] = lambda: asset(**kwargs)(fn)
+        return partitioned
+
+    return decorate
+
+
+def unpartitioned(assets_def: AssetsDefinition) -> AssetsDefinition:
+    """A per-domain asset (made with per_domain_asset) without partitions: the same key, group, types
+    and code, its one step running every domain (`for_each_domain`), its value {domain: record}."""
+    return _UNPARTITIONED_FORMS[assets_def.key]()
 
 
 def per_domain(cls: type, what: str) -> DagsterType:
@@ -59,7 +83,12 @@ def one_or_many(partition_keys: list[str], values: Mapping[str, T]) -> T | dict[
 
 def for_each_domain(context, make: Callable[[str], tuple[T, dict]]) -> T | dict[str, T]:
     """Run `make(domain) -> (record, metadata)` for every domain of the run, attach each domain's
-    metadata to that partition's materialisation, and return what the asset returns."""
+    metadata to that partition's materialisation, and return what the asset returns. A step with
+    no partition (the unpartitioned form, `unpartitioned`) covers every registered domain."""
+    if not (context.has_partition_key or context.has_partition_key_range):
+        from domains import domain_names
+
+        return for_every_domain(context, domain_names(), make)
     keys = list(context.partition_keys)
     values = {}
     for key in keys:
@@ -71,6 +100,62 @@ def for_each_domain(context, make: Callable[[str], tuple[T, dict]]) -> T | dict[
                 raise
             context.add_output_metadata(metadata)
     return one_or_many(keys, values)
+
+
+def for_every_domain(context, domains: Sequence[str], make: Callable[[str], tuple[T, dict]]) -> dict[str, T]:
+    """The unpartitioned form of a per-domain asset's step: `make(domain) -> (record, metadata)` for
+    every domain in turn; returns {domain: record}. The materialisation's metadata gathers the
+    domains' (`domain_metadata`), and each domain is logged as it finishes."""
+    values, metadata = {}, {}
+    for i, domain in enumerate(domains, 1):
+        values[domain], metadata[domain] = make(domain)
+        context.log.info(f"[{i}/{len(domains)}] {domain} done")
+    context.add_output_metadata(domain_metadata(metadata))
+    return values
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, MetadataValue) else value
+
+
+TABLE_COLUMNS = 8  # counts by at most this many keys read as a table (domain x key); more as JSON
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _totals(rows: list[list[Any]]) -> list[Any]:
+    return ["**total**", *(sum(r[i] for r in rows) for i in range(1, len(rows[0])))]
+
+
+def domain_metadata(per_domain: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One materialisation's metadata from each domain's: the numbers as one Markdown table
+    (`per_domain`: a line per domain, a column per number, totals), counts by a few keys as a table
+    (a line per domain, a column per key), a text every domain shares as itself, anything else as
+    JSON {domain: value}."""
+    domains = list(per_domain)
+    names = list(dict.fromkeys(k for d in domains for k in per_domain[d]))
+    values = {n: {d: _plain(per_domain[d].get(n)) for d in domains} for n in names}
+    numbers = [n for n in names if all(_number(v) for v in values[n].values())]
+    out: dict[str, Any] = {}
+    if domains and numbers:
+        body = [[d, *(values[n][d] for n in numbers)] for d in domains]
+        out["per_domain"] = MetadataValue.md(table(["domain", *numbers], [*body, _totals(body)]))
+    for n in names:
+        if n in numbers:
+            continue
+        vs = values[n].values()
+        keys = sorted({k for v in vs if isinstance(v, Mapping) for k in v})
+        if len({repr(v) for v in vs}) == 1 and isinstance(next(iter(vs)), str):
+            out[n] = next(iter(vs))
+        elif keys and len(keys) <= TABLE_COLUMNS and all(
+                isinstance(v, Mapping) and all(_number(x) for x in v.values()) for v in vs):
+            body = [[d, *(values[n][d].get(k, 0) for k in keys)] for d in domains]
+            out[n] = MetadataValue.md(table(["domain", *keys], [*body, _totals(body)]))
+        else:
+            out[n] = MetadataValue.json(values[n])
+    return out
 
 
 class _PerPartitionPickles(PickledObjectFilesystemIOManager):

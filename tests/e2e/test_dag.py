@@ -48,14 +48,28 @@ def test_the_build_refuses_to_start_when_a_job_is_missing(monkeypatch, tmp_path)
 
 
 def test_partitioned_assets_are_exactly_the_domain_jobs():
-    graph = defs.resolve_asset_graph()
+    # The CLI's build: candidate_rows and verified_rows partitioned by domain, one domain per run.
     from assets.evolving import QUARTERS, evolving_job
 
+    build = Definitions(assets=[*all_assets, *evolving_assets], asset_checks=defs.asset_checks,
+                        resources=defs.resources).resolve_asset_graph()
+    per_domain = {k for k in build.get_all_asset_keys() if build.get(k).partitions_def is not None} - {
+        k for a in evolving_assets for k in a.keys}
+    assert per_domain == domain_job.selection.resolve(build) == {AssetKey("candidate_rows"), AssetKey("verified_rows")}
+    # The UI's: no asset of the build is partitioned (one click, one run); the quarterly slice is.
+    graph = defs.resolve_asset_graph()
     partitioned = {k for k in graph.get_all_asset_keys() if graph.get(k).partitions_def is not None}
-    by_quarter = {k for k in partitioned if graph.get(k).partitions_def == QUARTERS}
-    assert partitioned - by_quarter == domain_job.selection.resolve(graph) == {AssetKey("candidate_rows"),
-                                                                               AssetKey("verified_rows")}
-    assert by_quarter == evolving_job.selection.resolve(graph)  # the quarterly slice, no part of the build
+    assert {graph.get(k).partitions_def for k in partitioned} == {QUARTERS}
+    assert partitioned == evolving_job.selection.resolve(graph)  # the quarterly slice, no part of the build
+    assert graph.get_all_asset_keys() == build.get_all_asset_keys()  # the same assets either way
+
+
+def test_the_slice_draws_its_edge_from_the_benchmark_it_reads():
+    graph = defs.resolve_asset_graph()
+    for name in ("evolving_candidates", "evolving_scored", "evolving_files"):
+        assert AssetKey("benchmark_files") in graph.get(AssetKey(name)).parent_keys, name
+    for a in evolving_assets:  # a dep, not an input: nothing of the build is loaded
+        assert all(d.dagster_type.is_nothing for d in a.node_def.input_defs if d.name == "benchmark_files")
 
 
 def test_one_group_per_asset_module_left_to_right():
@@ -131,10 +145,7 @@ def test_a_verifier_that_raises_fails_the_build_naming_it(monkeypatch, tmp_path,
 
 
 def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
-    from dagster import BackfillPolicy
-
-    from domains import domain_names
-    from pipeline.app.ui_job import UI_JOB_NAME
+    from pipeline.app.ui_job import DEFAULT_OUT_DIR, UI_JOB_NAME
 
     graph = defs.resolve_asset_graph()
     job = defs.resolve_job_def(UI_JOB_NAME)
@@ -142,12 +153,90 @@ def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
     assert set(job.asset_layer.executable_asset_keys) == set(graph.get_all_asset_keys()) - {
         k for a in evolving_assets for k in a.keys}
     assert job.executor_def.name == "in_process"
-    # the webserver adds a job's `tags` (not its run_tags) to the runs it launches
-    assert job.tags["dagster/asset_partition_range_start"] == domain_names()[0]
-    assert job.tags["dagster/asset_partition_range_end"] == domain_names()[-1]
-    for key in domain_job.selection.resolve(graph):
-        assert graph.get(key).backfill_policy == BackfillPolicy.single_run(), key
-    assert "build/ui-outputs" in job.description and "outputs/" in job.description
+    # not partitioned: the UI's "Materialize all" launches one run at once, no partition asked for
+    assert job.partitions_def is None and not job.tags
+    for key in job.asset_layer.executable_asset_keys:
+        assert graph.get(key).partitions_def is None, key
+    assert DEFAULT_OUT_DIR in job.description and "outputs/" in job.description and "Materialize all" in job.description
+    # its runs use the build resource's defaults: v1.1 into build/ui-outputs/
+    assert defs.resources["build"].profile == "v1.1" and defs.resources["build"].out_dir == DEFAULT_OUT_DIR
+
+
+def test_the_ui_defaults_come_from_the_environment(monkeypatch):
+    from pipeline.app.ui_job import ui_build_defaults, ui_job_kwargs
+
+    monkeypatch.setenv("CACHEEVAL_UI_PROFILE", "smoke")
+    monkeypatch.setenv("CACHEEVAL_UI_OUT_DIR", "/tmp/somewhere")
+    assert ui_build_defaults() == {"profile": "smoke", "out_dir": "/tmp/somewhere"}
+    assert "Profile smoke, written into /tmp/somewhere/" in ui_job_kwargs()["description"]
+
+
+def test_the_unpartitioned_form_runs_every_domain_in_one_step_and_reads_like_the_partitions(tmp_path):
+    # What the UI's candidate_rows and verified_rows do, on a toy: the same code as the partitioned
+    # form, one step over every registered domain; a reader of all domains gets the same dict.
+    from dagster import AssetIn, StaticPartitionsDefinition, asset, materialize
+
+    from domains import domain_names
+    from pipeline.orchestration.partitions import (PartitionedFilesystemIOManager, by_domain, for_each_domain,
+                                                   per_domain, per_domain_asset, unpartitioned)
+    from pipeline.stages.values import DomainCandidates
+
+    parts = StaticPartitionsDefinition(domain_names())
+    record_type = per_domain(DomainCandidates, "toy")
+
+    @per_domain_asset(parts, dagster_type=record_type)
+    def toy_made(context):
+        """One record per domain."""
+        return for_each_domain(context, lambda d: (DomainCandidates(d, (), {"n": len(d)}),
+                                                   {"n": len(d), "kind": "toy", "drops": {"x": 1},
+                                                    "nested": {"a": {"b": 1}}}))
+
+    @per_domain_asset(parts, dagster_type=record_type, ins={"toy_made": AssetIn(dagster_type=record_type)})
+    def toy_doubled(context, toy_made):
+        """Each record doubled."""
+        records = by_domain(toy_made)
+        return for_each_domain(context, lambda d: (DomainCandidates(d, (), {"n": 2 * records[d].drops["n"]}), {}))
+
+    @asset
+    def toy_total(toy_doubled: dict) -> int:
+        """Every domain summed."""
+        return sum(r.drops["n"] for r in toy_doubled.values())
+
+    expected = 2 * sum(len(d) for d in domain_names())
+    flat = [unpartitioned(toy_made), unpartitioned(toy_doubled), toy_total]
+    assert all(a.partitions_def is None for a in flat[:2]) and flat[0].key == toy_made.key
+    io = {"io_manager": PartitionedFilesystemIOManager(base_dir=str(tmp_path / "flat"))}
+    res = materialize(flat, resources=io)
+    assert res.success and res.output_for_node("toy_total") == expected
+    assert set(res.output_for_node("toy_doubled")) == set(domain_names())
+    [made] = [e.materialization for e in res.get_asset_materialization_events()
+              if e.materialization.asset_key == toy_made.key]
+    assert made.partition is None
+    table = made.metadata["per_domain"].value  # the domains' numbers in one table, with totals
+    assert all(f"| {d} | {len(d)} |" in table for d in domain_names())
+    assert f"| **total** | {sum(len(d) for d in domain_names())} |" in table
+    assert made.metadata["kind"].value == "toy"  # shared by every domain
+    assert made.metadata["drops"].value.splitlines()[:3] == ["| domain | x |", "|---|---|", f"| {domain_names()[0]} | 1 |"]
+    assert made.metadata["nested"].value == {d: {"a": {"b": 1}} for d in domain_names()}
+    io = {"io_manager": PartitionedFilesystemIOManager(base_dir=str(tmp_path / "parts"))}
+    ranged = materialize([toy_made, toy_doubled, toy_total], resources=io, tags={
+        "dagster/asset_partition_range_start": domain_names()[0], "dagster/asset_partition_range_end": domain_names()[-1]})
+    assert ranged.output_for_node("toy_total") == expected
+
+
+def test_plots_and_headlines_read_as_pictures_and_tables(tmp_path):
+    import base64
+
+    from pipeline.orchestration.asset_metadata import PREVIEW_COLUMNS, headline_table, png_image
+
+    png = Path(__file__).resolve().parents[2] / "outputs" / "reports" / "calibration.png"
+    md = png_image(png, "a plot").value
+    assert md.startswith("![a plot](data:image/png;base64,") and md.rstrip().endswith(")")
+    assert base64.b64decode(md.split("base64,", 1)[1].rstrip().rstrip(")")) == png.read_bytes()
+    table = headline_table({"a (x)": {"f1": 0.5, "fhr": None}, "b": {"f1": 1, "fhr": 0.25}}, "configuration").value
+    assert table.splitlines() == ["| configuration | f1 | fhr |", "|---|---|---|", "| a (x) | 0.5 | n/a |",
+                                  "| b | 1 | 0.25 |"]
+    assert "verification_method" in PREVIEW_COLUMNS  # why an EQUIV row can be a MISS (policy_no_cache)
 
 
 def test_a_run_over_several_domains_stores_each_as_its_own_partition(tmp_path):

@@ -1,16 +1,22 @@
-"""The Dagster UI in a real browser: a maintainer builds the smoke dataset the documented way.
+"""The Dagster UI in a real browser: a maintainer builds the smoke dataset the documented way, one click.
 
-`cacheeval ui` starts `dagster dev` on a free port with a temporary DAGSTER_HOME and cache folder;
-headless Chromium (Debian's chromium and chromium-driver, installed by .ci/install) opens the asset
-graph, goes to Jobs -> build_dataset, opens the launchpad from the "Materialize all" menu, writes
-the launch config (profile smoke, a temporary output folder) and launches. The test waits for the
-run, checks through the server's GraphQL API that it was ONE run over every domain partition with
-every blocking check passed, that the files landed in the chosen folder (readable, matching the
-manifest) and not in the project's outputs/, that the asset pages show the metadata, and that
-SIGTERM to `cacheeval ui` leaves no process behind. Screenshots go to <tmp>/screenshots.
+`cacheeval ui` starts `dagster dev` on a free port with a temporary DAGSTER_HOME and cache folder,
+the button's defaults set to the smoke profile and a temporary output folder
+($CACHEEVAL_UI_PROFILE, $CACHEEVAL_UI_OUT_DIR); headless Chromium (Debian's chromium and
+chromium-driver, installed by .ci/install) opens the asset graph, goes to Jobs -> build_dataset and
+clicks the main "Materialize all" button, once. The test fails if any dialog opens instead of a
+run starting (a partition to choose, "This job is partitioned. Are you sure...", a launchpad), or
+if the click starts a backfill. It follows the "Launched run" notice to the run, waits for it, and
+checks through the server's GraphQL API that it was ONE run of build_dataset, with no partition,
+over every domain, with every blocking check passed; that the files landed in the chosen folder
+(readable, matching the manifest) and not in the project's outputs/; that the asset pages show the
+metadata (a line per domain, the row preview with verification_method, the baselines' headline as a
+table) and the calibration plot as an image rendered in the page; and that SIGTERM to `cacheeval ui`
+leaves no process behind. Screenshots go to <tmp>/screenshots.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -102,6 +108,7 @@ def _gql(base: str, query: str, **variables) -> dict:
 
 
 RUNS = """{ runsOrError { ... on Runs { results { runId jobName status tags { key value } } } } }"""
+BACKFILLS = """{ partitionBackfillsOrError { ... on PartitionBackfills { results { id } } } }"""
 RUN_EVENTS = """query($id: ID!, $after: String) { logsForRun(runId: $id, afterCursor: $after) {
   ... on EventConnection { cursor hasMore events { __typename
     ... on AssetCheckEvaluationEvent { evaluation { checkName success assetKey { path } } }
@@ -181,7 +188,9 @@ def test_a_maintainer_builds_the_smoke_dataset_in_one_run_from_the_ui(tmp_path, 
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "ui.log"
     env = {**os.environ, "DAGSTER_HOME": str(home), "CACHEEVAL_CACHE_DIR": str(cache),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
+           # what the one click builds: the smoke profile, into a folder of this test's
+           "CACHEEVAL_UI_PROFILE": "smoke", "CACHEEVAL_UI_OUT_DIR": str(out)}
     with open(log, "wb") as fh:  # the same command as `cacheeval ui --port PORT`
         ui = subprocess.Popen([sys.executable, "-m", "pipeline.app.cli", "ui", "--port", str(port)], cwd=tmp_path,
                               env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
@@ -227,52 +236,64 @@ def _wait_gone(processes: dict[int, str], timeout: float) -> None:
 def _launch_from_the_ui(driver, base: str, out: Path, shots: Path) -> str:
     """The documented path, click by click; the id of the run it starts."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     # 1. the asset graph, where a maintainer lands
     driver.get(f"{base}/asset-groups")
     _wait(driver, "//button[contains(., 'Materialize all')]")
-    for group in ("sources", "generation", "verification", "assembly", "manifest"):
+    for group in ("sources", "generation", "verification", "assembly", "manifest", "evolving"):
         _wait(driver, f"//*[normalize-space(text())='{group}']")
     driver.save_screenshot(str(shots / "1-asset-graph.png"))
 
-    # 2. Jobs -> build_dataset: its description says where it writes
+    # 2. Jobs -> build_dataset: its description says what one click builds, and where
     _click(driver, "//a[normalize-space(.)='Jobs']")
     _click(driver, f"//a[normalize-space(.)='{JOB}']")
     _wait(driver, "//*[contains(text(), 'The whole dataset in ONE run')]")
-    assert "build/ui-outputs" in driver.find_element(By.TAG_NAME, "body").text
+    page = driver.find_element(By.TAG_NAME, "body").text
+    assert f"Profile smoke, written into {out}/" in " ".join(page.split()), page[:3000]
     driver.save_screenshot(str(shots / "2-job-page.png"))
 
-    # 3. "Materialize all" menu -> Open launchpad: the job's tags (every domain) and the launch config
-    _click(driver, "//button[contains(., 'Materialize all')]"
-                   "/ancestor::span[1]/following-sibling::span[@aria-haspopup]//button")
-    _click(driver, "//*[normalize-space(text())='Open launchpad']")
-    editor = _wait(driver, "//div[contains(@class, 'cm-s-config-editor')]")
-    _wait(driver, "//*[contains(text(), 'asset_partition_range_start')]")
-    shown = driver.execute_script("return arguments[0].CodeMirror.getValue()", editor)
-    assert "out_dir: build/ui-outputs" in shown and "profile: v1.1" in shown, shown
-    config = f"resources: {{build: {{config: {{profile: smoke, out_dir: '{out}'}}}}}}"
-    editor.click()  # the maintainer writes their own launch config
-    typing = driver.switch_to.active_element
-    typing.send_keys(Keys.CONTROL, "a")
-    typing.send_keys(Keys.DELETE)
-    typing.send_keys(config)
-    typed = driver.execute_script("return arguments[0].CodeMirror.getValue()", editor)
-    assert typed == config, typed
-    _wait(driver, "//*[normalize-space(text())='No errors']")
-    driver.save_screenshot(str(shots / "3-launchpad.png"))
+    # 3. the main button, once: "Materialize all" without an ellipsis (no partitions to choose)
+    _click(driver, "//button[normalize-space(.)='Materialize all']")
+    notice = _launched_without_a_dialog(driver, shots)
+    driver.save_screenshot(str(shots / "3-launched.png"))
+    short_id = notice.text.split()[-1]  # "Launched run 1a2b3c4d"
+    assert not _gql(base, BACKFILLS)["partitionBackfillsOrError"]["results"], "the click started a backfill"
+    [run_id] = [r["runId"] for r in _gql(base, RUNS)["runsOrError"]["results"]]
+    assert run_id.startswith(short_id), (run_id, notice.text)
 
-    # 4. Materialize; Dagster asks about the partition: none is needed, the job covers every domain
-    _click(driver, "//button[normalize-space(.)='Materialize']")
-    _wait(driver, "//*[contains(text(), 'without a partition specified')]")
-    driver.save_screenshot(str(shots / "4-confirm.png"))
-    _click(driver, "//button[normalize-space(.)='Confirm']")
-
-    # 5. the UI opens the new run's page
+    # 4. the notice's View opens the new run's page (the notice fades after a while: else its address)
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 120).until(lambda d: "/runs/" in d.current_url)
-    return driver.current_url.split("/runs/")[1].split("?")[0].split("/")[0]
+    views = [a for a in driver.find_elements(By.XPATH, "//a[normalize-space(.)='View']") if a.is_displayed()]
+    if views:
+        views[0].click()
+    else:
+        driver.get(f"{base}/runs/{run_id}")
+    WebDriverWait(driver, 120).until(lambda d: f"/runs/{run_id}" in d.current_url)
+    return run_id
+
+
+def _launched_without_a_dialog(driver, shots: Path, timeout: float = 240):
+    """After the click: the "Launched run" notice, or the test fails on the first dialog that opens
+    instead (a partition to choose, "This job is partitioned. Are you sure...", a launchpad, any
+    confirmation): one click must start the run."""
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dialogs = [d.text for d in driver.find_elements(By.XPATH, "//*[@role='dialog' or @role='alertdialog']")
+                   if d.is_displayed() and d.text.strip()]
+        if dialogs:
+            driver.save_screenshot(str(shots / "3-unexpected-dialog.png"))
+            about = "about partitions " if any("partition" in t.lower() for t in dialogs) else ""
+            pytest.fail(f"Materialize all opened a dialog {about}instead of starting the run: {dialogs[0][:500]!r}",
+                        pytrace=False)
+        notices = [n for n in driver.find_elements(By.XPATH, "//*[contains(text(), 'Launched run')]") if n.is_displayed()]
+        if notices:
+            return notices[0]
+        time.sleep(0.5)
+    driver.save_screenshot(str(shots / "3-nothing.png"))
+    pytest.fail(f"no run launched {timeout:.0f}s after clicking Materialize all", pytrace=False)
 
 
 def _check_run(driver, base: str, run_id: str, out: Path, shots: Path, note_processes) -> None:
@@ -298,18 +319,18 @@ def _check_run(driver, base: str, run_id: str, out: Path, shots: Path, note_proc
     _wait(driver, "//*[normalize-space(text())='RUN_SUCCESS' or normalize-space(text())='RUN_FAILURE']", 120)
     driver.save_screenshot(str(shots / "5-run.png"))
 
-    # one run, of build_dataset, over every domain partition
+    # one run, of build_dataset, with no partition: candidate_rows and verified_rows once, every domain inside
     events = _run_events(base, run_id)
     failures = [f"{e['stepKey']}: {e['error']['message'][:500]}" for e in events
                 if e["__typename"] == "ExecutionStepFailureEvent"]
     assert [r["runId"] for r in runs] == [run_id] and run["jobName"] == JOB, runs
     assert run["status"] == "SUCCESS", failures
+    assert not _gql(base, BACKFILLS)["partitionBackfillsOrError"]["results"]
     tags = {t["key"]: t["value"] for t in run["tags"]}
-    assert (tags["dagster/asset_partition_range_start"], tags["dagster/asset_partition_range_end"]) == \
-           (domain_names()[0], domain_names()[-1])
+    assert not [k for k in tags if "partition" in k], tags
     for key in ("candidate_rows", "verified_rows"):
-        assert {e["partition"] for e in events if e["__typename"] == "MaterializationEvent"
-                and e["assetKey"]["path"] == [key]} == set(domain_names()), key
+        assert [e["partition"] for e in events if e["__typename"] == "MaterializationEvent"
+                and e["assetKey"]["path"] == [key]] == [None], key
 
     # every blocking check ran and passed
     checks = {e["evaluation"]["checkName"]: e["evaluation"]["success"] for e in events
@@ -327,17 +348,40 @@ def _check_run(driver, base: str, run_id: str, out: Path, shots: Path, note_proc
 
     # the asset pages show the cells, kappa with the held-out embedder, a preview, where it wrote
     driver.set_window_size(1600, 2600)  # the whole metadata table in one screenshot
+    driver.get(f"{base}/assets/candidate_rows")  # every domain of the one step, a line each
+    _wait(driver, "//*[normalize-space(text())='per_domain']", 120)
+    page = driver.find_element(By.TAG_NAME, "body").text
+    assert all(d in page for d in domain_names()) and "total" in page, page[:3000]
+    driver.save_screenshot(str(shots / "6-candidate-rows-asset.png"))
     driver.get(f"{base}/assets/cachebench")
     _wait(driver, "//*[normalize-space(text())='held_out_embedder']", 120)
     page = driver.find_element(By.TAG_NAME, "body").text
     assert "rows_per_cell" in page and "use_multilingual_v3" in page and "construction_methods" in page, page[:3000]
-    driver.save_screenshot(str(shots / "6-cachebench-asset.png"))
+    driver.save_screenshot(str(shots / "7-cachebench-asset.png"))
     _click(driver, "//tr[.//*[normalize-space(text())='preview']]//*[contains(text(), '[Show Markdown]')]")
     preview = _wait(driver, "//*[@role='dialog']//table", 60).text
-    assert "query_a" in preview and "cb-code-0001" in preview, preview
-    driver.save_screenshot(str(shots / "6b-cachebench-preview.png"))
+    assert "query_a" in preview and "cb-code-0001" in preview and "verification_method" in preview, preview
+    assert "policy_no_cache" in preview, preview  # why an EQUIV row there is a MISS
+    driver.save_screenshot(str(shots / "7b-cachebench-preview.png"))
     driver.get(f"{base}/assets/benchmark_files")
     _wait(driver, "//*[normalize-space(text())='output_folder']", 120)
     page = driver.find_element(By.TAG_NAME, "body").text
-    assert str(out) in page and manifest["outputs"]["cachebench.jsonl"] in page, page[:3000]
-    driver.save_screenshot(str(shots / "7-benchmark-files-asset.png"))
+    assert str(out) in page and manifest["outputs"]["cachebench.jsonl"][:16] in page, page[:3000]
+    driver.save_screenshot(str(shots / "8-benchmark-files-asset.png"))
+    driver.get(f"{base}/assets/baseline_reports")  # the headline is a table, not JSON
+    headline = _wait(driver, "//tr[.//*[normalize-space(text())='headline']]//table", 120).text
+    assert "always_miss" in headline and "fhr" in headline and "{" not in headline, headline
+
+    # the calibration plot: an image in the page, its source the PNG the asset wrote
+    driver.get(f"{base}/assets/calibration_report")
+    _click(driver, "//tr[.//*[normalize-space(text())='plot']]//*[contains(text(), '[Show Markdown]')]", 120)
+    img = _wait(driver, "//*[@role='dialog']//img", 60)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return arguments[0].complete", img))
+    src = img.get_attribute("src")
+    assert src.startswith("data:image/png;base64,"), src[:80]
+    assert base64.b64decode(src.split(",", 1)[1]) == (out / "reports" / "calibration.png").read_bytes()
+    width = driver.execute_script("return arguments[0].naturalWidth", img)
+    assert width > 0, "the calibration plot did not render"
+    driver.save_screenshot(str(shots / "9-calibration-plot.png"))

@@ -34,6 +34,27 @@ def test_the_schedule_tick_on_2027_01_01_requests_the_2027_q1_partition():
         assert request.job_name in (None, "evolving_job")
 
 
+def test_a_tick_before_the_first_quarter_is_skipped_saying_why():
+    # The UI's "Preview tick result" offers the ten ticks before today first (Jul 1, 2024 in late 2026):
+    # before configs/evolving.yaml's start there is no partition, so no run and no stack trace.
+    from dagster import build_schedule_context
+
+    from pipeline.app.definitions import defs
+
+    schedule = defs.get_repository_def().get_schedule_def("quarterly_adversarial_slice")
+    for when in (datetime(2024, 7, 1, tzinfo=timezone.utc), datetime(2025, 10, 1, tzinfo=timezone.utc)):
+        ctx = build_schedule_context(scheduled_execution_time=when, repository_def=defs.get_repository_def())
+        result = schedule.evaluate_tick(ctx)
+        assert not result.run_requests
+        assert result.skip_message == (f"{when:%Y-%m-%d} is before 2026-Q1, the first quarter partition "
+                                       "(configs/evolving.yaml start): no slice to make. The first tick that runs "
+                                       "is 2026-01-01.")
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                                 repository_def=defs.get_repository_def())
+    [request] = schedule.evaluate_tick(ctx).run_requests
+    assert request.partition_key == "2026-01-01"
+
+
 def test_quarter_partitions_start_at_the_configured_quarter_and_read_as_quarters():
     from assets.evolving import QUARTERS
 

@@ -55,8 +55,9 @@ def environment(resolved: settings.Settings, home: Path) -> dict[str, str]:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.epilog = ("Build the dataset from the UI: Jobs -> build_dataset -> the arrow beside 'Materialize all' -> "
-                "Open launchpad; the launch config names the profile and the output folder (README, The Dagster UI).")
+    p.epilog = ("Build the dataset from the UI: Jobs -> build_dataset -> Materialize all: one run, no dialog, v1.1 into "
+                "build/ui-outputs/ ($CACHEEVAL_UI_PROFILE and $CACHEEVAL_UI_OUT_DIR change them; the launchpad, by "
+                "the arrow, takes a launch config). README, The Dagster UI.")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", default="3000")
 
