@@ -276,3 +276,10 @@ def test_every_module_imports_first():
     done = subprocess.run([sys.executable, "-c", FIRST_IMPORT, *names], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_no_module_is_over_400_lines():
+    # A module a maintainer reads whole: over 400 lines, it holds more than one idea (split it).
+    long = sorted(f"{path.relative_to(ROOT)}: {n} lines" for path in MODULES.values()
+                  if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400)
+    assert not long, long
