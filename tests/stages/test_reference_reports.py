@@ -71,7 +71,7 @@ def test_a_confidence_moved_in_its_last_bit_leaves_the_committed_report_unchange
     from pipeline.harness import Verdict
 
     def conf(row) -> float:
-        return int(hashlib.sha256(row.id.encode()).hexdigest()[:8], 16) / 16 ** 8 * 0.6 + 0.4
+        return int(hashlib.sha256(f"{row.query_a}\0{row.query_b}".encode()).hexdigest()[:8], 16) / 16 ** 8 * 0.6 + 0.4
 
     rows = load_bench(BENCH)
     here = evaluate(lambda r: Verdict(conf(r) >= 0.8, conf(r)), rows, cache_name="c", decisions=True).to_dict()
