@@ -10,8 +10,9 @@ with it). One module per job, read in this order:
 - `jsonl` (the one strict reader of JSONL files: regular files, UTF-8 by line, unique keys, finite
   numbers, a depth limit), `schema` (configs/row.schema.json applied with the standard library) and
   `contract` (the row contract the build and `cacheeval validate` check, built on both);
-- `load`: a benchmark JSONL file (and a withheld-labels file) into Rows, after the contract check,
-  every problem on its own file:line line;
+- `load`: a benchmark JSONL file (and a withheld-labels file) read as a stream and checked row by
+  row, every problem on its own file:line line: into Rows, or into a Bench that keeps only what
+  scoring needs and reads the requests again as a cache decides;
 - `evaluation`: `decide` (asks the cache on every Pair, times it and checks each verdict) and
   `score` (joins the labels to the decisions), apart;
 - `metrics`: confusion matrix, Wilson intervals, breakdowns, latency, cost, the confidence sweep;

@@ -18,6 +18,11 @@ hold, so an entry forged or re-signed without the key is never served; any misma
 corruption is one warning line and re-runs the evaluation, whose result overwrites the entry (a
 folder in its place included).
 
+Beside the entries, `checked/` holds a signed record per benchmark (sha256, labels sha256, contract,
+harness code) that passed the contract check: `cacheeval eval` then looks a rerun up before checking
+the rows again (an entry keyed on those bytes can only have been made after that check), which is
+what makes a rerun on a large benchmark cost a hash of the file rather than a parse of it.
+
 Wiring for `cacheeval eval` (``--no-cache`` forces a run, whose result still refreshes the entry)::
 
     ec = EvalCache()                                   # <cache root>/eval, or $CACHEEVAL_EVAL_CACHE_DIR
@@ -126,8 +131,9 @@ def implementation_identity(cache_obj: Any) -> dict:
     return out
 
 
-def _bench_sha256(path: str | Path) -> str:
-    """The file's sha256; for a folder (the published Parquet form), over every file's path and sha256."""
+def benchmark_sha256(path: str | Path) -> str:
+    """The file's sha256 (read as a stream); for a folder (the published Parquet form), over every
+    file's path and sha256."""
     p = Path(path)
     if not p.is_dir():
         return file_sha256(p)
@@ -155,12 +161,13 @@ class EvalCache:
         return self._key
 
     def identity(self, benchmark_path: str | Path, cache_obj: Any, harness_config: Mapping[str, Any],
-                 implementation: Mapping[str, Any] | None = None) -> dict:
+                 implementation: Mapping[str, Any] | None = None, bench_sha256: str | None = None) -> dict:
         """The full identity of one evaluation (see the module docstring); `implementation` given
-        when the cache was read elsewhere (a worker process: pipeline.harness.isolated)."""
+        when the cache was read elsewhere (a worker process: pipeline.harness.isolated),
+        `bench_sha256` when the caller has hashed the benchmark already."""
         return {
             "schema": SCHEMA,
-            "benchmark_sha256": _bench_sha256(benchmark_path),
+            "benchmark_sha256": bench_sha256 or benchmark_sha256(benchmark_path),
             "implementation": dict(implementation) if implementation is not None else implementation_identity(cache_obj),
             "harness": {**harness_identity(), "config": dict(harness_config)},
         }
@@ -253,6 +260,43 @@ class EvalCache:
             os.replace(tmp, path)
         except OSError as exc:
             warn(f"{path}: could not write the evaluation cache entry ({exc}); continuing without it")
+
+    # ---- benchmarks that passed a contract: a record that lets a rerun skip the check
+
+    def _checked_file(self, about: Mapping[str, Any]) -> tuple[Path, dict]:
+        ident = {"schema": SCHEMA, **about, "harness_code": harness_code()}
+        # not *.json: a file of that name under the folder is an evaluation entry
+        return self.path / "checked" / f"{sha256_text(canonical_json(ident))}.checked", ident
+
+    def checked(self, bench_sha256: str, labels_sha256: str | None, contract: str) -> bool:
+        """True when a benchmark with these bytes (and labels) passed `contract` under this harness's
+        code on this installation (a signed record written by `mark_checked`). `cacheeval eval` then
+        looks its result up before checking it again: an entry keyed on the same sha256 can only have
+        been made after the same check. Any doubt (no record, unreadable, unsigned) is False."""
+        path, ident = self._checked_file({"benchmark_sha256": bench_sha256, "labels_sha256": labels_sha256,
+                                          "contract": contract})
+        try:
+            if not stat.S_ISREG(path.stat().st_mode):
+                return False
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return (isinstance(data, dict) and data.get("identity") == ident
+                    and secret.verify(self.key, canonical_json(ident).encode("utf-8"), data.get("signature")))
+        except (OSError, ValueError):
+            return False
+
+    def mark_checked(self, bench_sha256: str, labels_sha256: str | None, contract: str) -> None:
+        """Record (signed) that this benchmark passed `contract`; best effort, silent on failure."""
+        path, ident = self._checked_file({"benchmark_sha256": bench_sha256, "labels_sha256": labels_sha256,
+                                          "contract": contract})
+        try:
+            entry = {"identity": ident, "signature": secret.sign(self.key, canonical_json(ident).encode("utf-8"))}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".checked.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry) + "\n")
+            os.replace(tmp, path)
+        except OSError:
+            pass
 
 
 def _signed(identity: Any, report: Any) -> bytes:

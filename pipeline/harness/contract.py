@@ -171,33 +171,63 @@ def validate_rows(rows: list[tuple[int, Any]], filename: str, *,
     return [p.render(filename) for p in row_problems(rows, domains)]
 
 
-def row_problems(rows: list[tuple[int, Any]], domains: Sequence[str] | None = None) -> list[Problem]:
-    """Every contract problem of already parsed rows, in line order, then field order."""
-    names = tuple(domains) if domains is not None else None
-    validator = _validator(names)
-    out: list[tuple[int, int, int, Problem]] = []
-    first_line: dict[str, int] = {}
-    for lineno, row in rows:
+def _ranked(lineno: int, problems: list[tuple[str, str, str]]) -> list[Problem]:
+    """One row's problems in field order (the contract's), then in the order they were found."""
+    out = []
+    for seq, (field, kind, problem) in enumerate(problems):
+        top = field.split(".")[0].split("[")[0]
+        out.append((_RANK.get(top, len(_RANK)), seq, Problem(lineno, field, kind, f"{field}: {problem}")))
+    out.sort(key=lambda t: t[:2])
+    return [p for *_, p in out]
+
+
+def _not_an_object(lineno: int, row: Any) -> Problem:
+    return Problem(lineno, "<json>", "json", f"<json>: expected a JSON object, got {_json_type(row)}. Write one "
+                                             "JSON object per line")
+
+
+class _Ids:
+    """The first line of every id seen: a later row with the same id is a duplicate."""
+
+    def __init__(self) -> None:
+        self.first_line: dict[str, int] = {}
+
+    def problem(self, lineno: int, rid: Any) -> tuple[str, str, str] | None:
+        if not isinstance(rid, str):
+            return None
+        first = self.first_line.setdefault(rid, lineno)
+        if first != lineno:
+            return ("id", "duplicate_id", f"duplicate id '{rid}' (first on line {first}). Give every row its own id")
+        return None
+
+
+class RowChecker:
+    """The build's contract applied one row at a time, in file order (a benchmark is checked as it
+    is read, never held whole): `check(line, row)` returns that row's problems in field order,
+    duplicate ids included."""
+
+    def __init__(self, domains: Sequence[str] | None = None) -> None:
+        self.names = tuple(domains) if domains is not None else None
+        self.validator = _validator(self.names)
+        self.ids = _Ids()
+
+    def check(self, lineno: int, row: Any) -> list[Problem]:
         if not isinstance(row, dict):
-            out.append((lineno, -1, 0, Problem(lineno, "<json>", "json", f"<json>: expected a JSON object, got "
-                                               f"{_json_type(row)}. Write one JSON object per line")))
-            continue
-        problems = _schema_problems(row, validator)
-        for found in (_order_problem(row), _label_problem(row, validator), _id_domain_problem(row, names)):
+            return [_not_an_object(lineno, row)]
+        problems = _schema_problems(row, self.validator)
+        for found in (_order_problem(row), _label_problem(row, self.validator), _id_domain_problem(row, self.names),
+                      self.ids.problem(lineno, row.get("id"))):
             if found:
                 problems.append(found)
-        rid = row.get("id")
-        if isinstance(rid, str):
-            if rid in first_line:
-                problems.append(("id", "duplicate_id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
-                                                       "Give every row its own id"))
-            else:
-                first_line[rid] = lineno
-        for seq, (field, kind, problem) in enumerate(problems):
-            top = field.split(".")[0].split("[")[0]
-            out.append((lineno, _RANK.get(top, len(_RANK)), seq, Problem(lineno, field, kind, f"{field}: {problem}")))
-    out.sort(key=lambda t: t[:3])
-    return [p for *_, p in out]
+        return _ranked(lineno, problems) if problems else []
+
+
+def row_problems(rows: Iterable[tuple[int, Any]], domains: Sequence[str] | None = None) -> list[Problem]:
+    """Every contract problem of already parsed rows, in line order, then field order."""
+    checker = RowChecker(domains)
+    out = [p for lineno, row in rows for p in checker.check(lineno, row)]
+    out.sort(key=lambda p: p.line)   # stable: each row keeps its field order
+    return out
 
 
 def file_problems(path: str | Path, *, domains: Sequence[str] | None = None) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -279,34 +309,35 @@ def _scoring_label_problem(row: dict) -> tuple[str, str, str] | None:
                                             + f" ({why}). Set it to '{want}'")
 
 
-def scoring_problems(rows: list[tuple[int, Any]]) -> list[Problem]:
+class ScoringChecker:
+    """The scoring contract (see `scoring_problems`) applied one row at a time, in file order."""
+
+    def __init__(self) -> None:
+        self.validator = _scoring_validator()
+        self.ids = _Ids()
+
+    def check(self, lineno: int, row: Any) -> list[Problem]:
+        if not isinstance(row, dict):
+            return [_not_an_object(lineno, row)]
+        problems = [(f, k, t.replace("(every row has the 22 fields of BENCHMARK.md)", "(a row needs id, query_a, "
+                                     "query_b and a label or binary_label)"))
+                    for f, k, t in _schema_problems(row, self.validator)]
+        problems += _scoring_label_problems(row)
+        found = self.ids.problem(lineno, row.get("id"))
+        if found:
+            problems.append(found)
+        return _ranked(lineno, problems) if problems else []
+
+
+def scoring_problems(rows: Iterable[tuple[int, Any]]) -> list[Problem]:
     """Every problem of already parsed rows under the scoring contract (see SCORING_REQUIRED): an
     object per line, unique string ids, non-empty string queries, request fields of the build's
     types, known label values, a binary label given or derivable. Key order, id form, domain names,
     verification methods and unknown fields are free."""
-    validator = _scoring_validator()
-    out: list[tuple[int, int, int, Problem]] = []
-    first_line: dict[str, int] = {}
-    for lineno, row in rows:
-        if not isinstance(row, dict):
-            out.append((lineno, -1, 0, Problem(lineno, "<json>", "json", f"<json>: expected a JSON object, got "
-                                               f"{_json_type(row)}. Write one JSON object per line")))
-            continue
-        problems = [(f, k, t.replace("(every row has the 22 fields of BENCHMARK.md)", "(a row needs id, query_a, "
-                                     "query_b and a label or binary_label)")) for f, k, t in _schema_problems(row, validator)]
-        problems += _scoring_label_problems(row)
-        rid = row.get("id")
-        if isinstance(rid, str):
-            if rid in first_line:
-                problems.append(("id", "duplicate_id", f"duplicate id '{rid}' (first on line {first_line[rid]}). "
-                                                       "Give every row its own id"))
-            else:
-                first_line[rid] = lineno
-        for seq, (field, kind, problem) in enumerate(problems):
-            top = field.split(".")[0].split("[")[0]
-            out.append((lineno, _RANK.get(top, len(_RANK)), seq, Problem(lineno, field, kind, f"{field}: {problem}")))
-    out.sort(key=lambda t: t[:3])
-    return [p for *_, p in out]
+    checker = ScoringChecker()
+    out = [p for lineno, row in rows for p in checker.check(lineno, row)]
+    out.sort(key=lambda p: p.line)
+    return out
 
 
 def scoring_row(row: dict) -> dict:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pipeline.harness.interface import HARNESS_VERSION, Pair, Row, Verdict, VerdictError
 from pipeline.harness.metrics import build_report
@@ -86,22 +87,49 @@ class Decisions:
         self.errors[i] = text
 
 
-def decide(cache: Callable[[Pair], Any], pairs: Sequence[Pair], on_error: str = "miss",
+class PairStream:
+    """The Pairs of a benchmark as passes that are read, not held: `from_(start)` begins a new pass
+    at position `start` (a benchmark file is read again for each; see pipeline.harness.load.Bench),
+    iterating it is a pass from the start, and len() is the number of pairs. A list of Pairs is
+    one too (`PairStream.of`)."""
+
+    def __init__(self, n: int, open_pass: Callable[[int], Iterator[Pair]]) -> None:
+        self.n, self.open_pass = n, open_pass
+
+    @classmethod
+    def of(cls, pairs: Sequence[Pair]) -> "PairStream":
+        return pairs if isinstance(pairs, PairStream) else cls(len(pairs), lambda start: islice(pairs, start, None))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[Pair]:
+        return self.open_pass(0)
+
+    def from_(self, start: int) -> Iterator[Pair]:
+        return self.open_pass(start)
+
+
+def decide(cache: Callable[[Pair], Any], pairs: Sequence[Pair] | PairStream, on_error: str = "miss",
            decisions: Decisions | None = None, start: int = 0, report: Callable[[int], None] | None = None) -> Decisions:
-    """Ask `cache` for a verdict on every pair (from position `start`), time it and check it.
+    """Ask `cache` for a verdict on every pair (from position `start`), time it and check it; the
+    pairs are a list or a PairStream (read as they are decided, never held).
     on_error="raise" re-raises a cache's exception with `cacheeval_index` (its position) set.
     `report(i)` is called after each position is decided (the worker streams it to the scorer)."""
     n = len(pairs)
+    source = pairs.from_(start) if isinstance(pairs, PairStream) else islice(pairs, start, None)
     out = decisions if decisions is not None else Decisions.empty(n)
     hits, confs, lats, tiers, costs, own = out.hits, out.confs, out.lats, out.tiers, out.costs, out.own
     perf = time.perf_counter
     verdict_cls = Verdict
     # The per-row path is kept lean on purpose: benchmarks/harness_overhead.py holds it to
     # >= 200,000 decisions/s, so checks run only when a value is not already the expected type.
-    for i in range(start, n):
+    # the source first: it is asked once more after the last pair, so a pass over a file ends (and
+    # checks that the file did not change) before the loop does
+    for pair, i in zip(source, range(start, n)):
         t0 = perf()
         try:
-            v = cache(pairs[i])
+            v = cache(pair)
             wall = (perf() - t0) * 1000.0
             if v.__class__ is verdict_cls:
                 is_hit, conf, ms, tier, cost = v.is_hit, v.confidence, v.decision_ms, v.tier_used, v.cost_usd
@@ -145,18 +173,33 @@ def decide(cache: Callable[[Pair], Any], pairs: Sequence[Pair], on_error: str = 
     return out
 
 
-def pairs_of(rows: Sequence[Row], run_key: str | None = None) -> list[Pair]:
-    """The Pairs a cache sees for `rows`: their requests under opaque keys, new on every call."""
+def new_run_key() -> str:
+    """The opaque part of every pair key of one run (new on every run: a key names no row)."""
     import secrets
 
-    run_key = run_key or secrets.token_hex(8)
+    return secrets.token_hex(8)
+
+
+def pairs_of(rows: Sequence[Row], run_key: str | None = None) -> list[Pair]:
+    """The Pairs a cache sees for `rows`: their requests under opaque keys, new on every call."""
+    run_key = run_key or new_run_key()
     return [Pair.of(r, f"{run_key}-{i:06d}") for i, r in enumerate(rows)]
+
+
+def pair_stream(rows: Any, run_key: str | None = None) -> PairStream:
+    """The Pairs a cache sees for `rows`: a checked benchmark (pipeline.harness.load.Bench, whose
+    requests are read again from its file on every pass) or a list of Rows."""
+    run_key = run_key or new_run_key()
+    if hasattr(rows, "pairs"):
+        return PairStream(len(rows), lambda start: rows.pairs(run_key, start))
+    return PairStream.of(pairs_of(rows, run_key))
 
 
 def score(rows: Sequence[Row], d: Decisions, cache_name: str = "cache", domain_order: Sequence[str] = (),
           decisions: bool = False) -> dict:
     """The report dict of decisions `d` on `rows` (joined by position): the scorer's half, the only
-    code that reads labels. A wrong-entry hit of a store/lookup cache on a HIT row is a miss."""
+    code that reads labels. A wrong-entry hit of a store/lookup cache on a HIT row is a miss. A row
+    is a Row or anything with the fields the metrics read (pipeline.harness.load.Scored)."""
     rows = list(rows)
     hits, confs = list(d.hits), list(d.confs)
     if d.served is not None:
@@ -200,11 +243,12 @@ def check_options(on_error: str, domain_order: Sequence[str] = ()) -> None:
 
 
 def decide_rows(cache: Callable[[Pair], Any], rows: Sequence[Row], on_error: str, cache_name: str,
-                pairs: Sequence[Pair] | None = None) -> Decisions:
+                pairs: Sequence[Pair] | PairStream | None = None,
+                report: Callable[[int], None] | None = None) -> Decisions:
     """`decide` on the rows' Pairs in this process; a re-raised exception names its row."""
     pairs = pairs if pairs is not None else pairs_of(rows)
     try:
-        return decide(cache, pairs, on_error)
+        return decide(cache, pairs, on_error, report=report)
     except Exception as exc:
         i = getattr(exc, "cacheeval_index", None)
         if i is None:

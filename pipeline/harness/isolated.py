@@ -3,9 +3,11 @@
 `Worker(module, class)` starts `python -m pipeline.harness.worker` in the bubblewrap jail
 (pipeline.harness.jail) where bwrap works, else as a plain child process (`isolation` says which:
 "bubblewrap" or "process"), loads the cache there, and `decide(pairs, protocol)` streams Pairs in and
-verdicts out. The parent alone holds the rows, reads the labels, computes the metrics and writes
-the reports, so nothing the cache does (monkeypatching the harness, printing, writing files) can
-reach them. What the worker sends back is checked again here: it is data, never trusted code.
+verdicts out: the pairs are read from the benchmark as the worker takes them (at most OUT_WINDOW
+bytes ahead of its decisions), so neither process holds every request. The parent alone holds the
+rows, reads the labels, computes the metrics and writes the reports, so nothing the cache does
+(monkeypatching the harness, printing, writing files) can reach them. What the worker sends back
+is checked again here: it is data, never trusted code.
 
 Every decision has `timeout` seconds (storing every A of the shared protocol gets `timeout` per
 entry). A worker that hangs past it, exits, or sends something that is not the protocol is killed;
@@ -23,16 +25,19 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.core.errors import CacheEvalError, InputError, warn
-from pipeline.harness.evaluation import Decisions
+from pipeline.harness.evaluation import Decisions, PairStream
 from pipeline.harness.interface import Pair
 
 DEFAULT_TIMEOUT = 30.0
 LOAD_TIMEOUT = 120.0          # importing a cache (and its libraries) before the first decision
 MAX_FAILURES = 3
+EXIT_WAIT = 2.0               # seconds to wait for the exit code of a worker whose output closed
+OUT_WINDOW = 1 << 20          # bytes of pairs queued for the worker ahead of its decisions, at most
 BUBBLEWRAP, PROCESS, IN_PROCESS = "bubblewrap", "process", "in-process"
 _SERVED = (None, "own", "other", "none")
 
@@ -73,7 +78,7 @@ class Worker:
             warn(f"the cache runs in a plain worker process, not in bubblewrap ({why}): it cannot read the labels, "
                  "but it can read and write what your user can")
         self.proc: subprocess.Popen | None = None
-        self._buf = b""
+        self._buf, self._lines, self._out, self._feed = b"", deque(), bytearray(), None
         self.hello: dict | None = None
 
     @staticmethod
@@ -119,7 +124,9 @@ class Worker:
     def _start(self) -> dict:
         self.proc = subprocess.Popen(self._command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self._env(),
                                      cwd=os.getcwd(), start_new_session=True)
-        self._buf = b""
+        # the pipes are driven by _receive alone: what is queued for the worker is written as it reads
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._buf, self._lines, self._out, self._feed = b"", deque(), bytearray(), None
         self._send({"load": {"module": self.module, "class": self.class_name}})
         msg = self._receive(max(LOAD_TIMEOUT, self.timeout), "loading the cache")
         if "error" in msg:
@@ -156,27 +163,37 @@ class Worker:
             self.proc = None
 
     def _send(self, obj: Any) -> None:
+        """Queue one message for the worker (written by _receive, as the worker reads)."""
+        self._out += _line(obj)
+
+    def _top_up(self) -> None:
+        """Queue lines of the current feed (the pairs of a run) while less than OUT_WINDOW bytes wait:
+        the worker reads them as it decides, and the scorer never holds more than that window."""
+        while self._feed is not None and len(self._out) < OUT_WINDOW:
+            line = next(self._feed, None)
+            if line is None:
+                self._feed = None
+            else:
+                self._out += line
+
+    def _write(self, fd: int) -> None:
         try:
-            self.proc.stdin.write(json.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n")
-            self.proc.stdin.flush()
-        except (OSError, ValueError) as exc:
-            raise WorkerFailed(f"the worker stopped reading ({type(exc).__name__})") from None
+            written = os.write(fd, bytes(self._out[:1 << 16]))
+        except BlockingIOError:
+            return
+        except OSError:
+            # the worker stopped reading (it exited, most likely): what it sends, or its exit, says why
+            self._out.clear()
+            self._feed = None
+            return
+        del self._out[:written]
 
     def _receive(self, seconds: float, what: str) -> dict:
-        deadline = time.monotonic() + seconds
-        fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buf:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    raise WorkerFailed(f"timed out after {seconds:g} s {what}")
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    code = self.proc.poll()
-                    raise WorkerFailed(f"the worker exited{'' if code is None else f' (code {code})'} {what}")
-                self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
+        """The worker's next message, writing what is queued for it meanwhile; WorkerFailed when none
+        comes within `seconds`, the worker exits, or it sends something that is not the protocol."""
+        if not self._lines:
+            self._pump(seconds, what)
+        line = self._lines.popleft()
         try:
             msg = json.loads(line)
         except ValueError:
@@ -184,6 +201,41 @@ class Worker:
         if not isinstance(msg, dict):
             raise WorkerFailed(f"the worker sent something that is not the protocol {what}")
         return msg
+
+    def _pump(self, seconds: float, what: str) -> None:
+        deadline = time.monotonic() + seconds
+        into, out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(out, selectors.EVENT_READ)
+            writing = False
+            while not self._lines:
+                self._top_up()
+                if bool(self._out) != writing:
+                    writing = not writing
+                    if writing:
+                        sel.register(into, selectors.EVENT_WRITE)
+                    else:
+                        sel.unregister(into)
+                left = deadline - time.monotonic()
+                events = sel.select(left) if left > 0 else []
+                if not events:
+                    raise WorkerFailed(f"timed out after {seconds:g} s {what}")
+                for key, _ in events:
+                    if key.fd == into:
+                        self._write(into)
+                        continue
+                    chunk = os.read(out, 1 << 16)
+                    if not chunk:
+                        try:   # its output closed: it is exiting, so its code comes within moments
+                            code = self.proc.wait(EXIT_WAIT)
+                        except subprocess.TimeoutExpired:
+                            code = None
+                        raise WorkerFailed(f"the worker exited{'' if code is None else f' (code {code})'} {what}")
+                    if b"\n" in chunk:
+                        *lines, self._buf = (self._buf + chunk).split(b"\n")
+                        self._lines.extend(lines)
+                    else:
+                        self._buf += chunk
 
     # ---- the evaluation-result cache's view
 
@@ -215,23 +267,25 @@ class Worker:
 
     # ---- deciding
 
-    def decide(self, pairs: Sequence[Pair], protocol: str, *, on_error: str = "miss",
+    def decide(self, pairs: Sequence[Pair] | PairStream, protocol: str, *, on_error: str = "miss",
                ids: Sequence[str] | None = None) -> Decisions:
-        """The verdicts of the cache on `pairs` (see the module docstring). on_error="raise" raises
-        the cache's first exception, named after it, with the row id from `ids`."""
+        """The verdicts of the cache on `pairs` (a list, or a PairStream read as the worker decides:
+        see the module docstring). on_error="raise" raises the cache's first exception, named after
+        it, with the row id from `ids`."""
         from pipeline.harness.stateful import StoreFailed
 
+        pairs = PairStream.of(pairs)
         n = len(pairs)
         d = Decisions.empty(n)
         d.served = [None] * n if protocol != "pair" else None
         meta = {"name": protocol, "stored": 0, "store_seconds": 0.0}
-        payload = [p.to_dict() for p in pairs]
         i, failures = 0, 0
         while i < n:
             try:
                 if self.proc is None:
                     self.hello = self._start()
-                self._send({"run": {"protocol": protocol, "start": i, "pairs": payload}})
+                self._send({"run": {"protocol": protocol, "start": i, "n": n}})
+                self._feed = _feed(pairs, protocol, i)
                 if protocol != "pair":
                     msg = self._receive(self.timeout * max(1, n if protocol == "shared" else 1), "storing every A")
                     if "store_failed" in msg:
@@ -265,8 +319,15 @@ class Worker:
                     for j in range(i, n):
                         d.fail(j, f"WorkerFailed: not asked: the worker failed {failures} times in a row")
                     break
+            finally:
+                self._close_feed()
         d.protocol = meta if protocol != "pair" else None
         return d
+
+    def _close_feed(self) -> None:
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.close()   # a pass over the benchmark file: closed now, not when collected
 
     def _take(self, d: Decisions, i: int, msg: dict) -> None:
         """Position i from the worker's message, checked as data: anything malformed is an error."""
@@ -286,6 +347,20 @@ class Worker:
             return
         d.hits[i], d.confs[i], d.lats[i], d.tiers[i], d.costs[i], d.own[i] = (
             hit, None if conf is None else float(conf), float(ms), tier, float(cost), own)
+
+
+def _line(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _feed(pairs: PairStream, protocol: str, start: int) -> Iterator[bytes]:
+    """The lines a run sends after its header: under the shared protocol every pair's A first (one
+    pass over the benchmark), then each pair from `start` (another pass)."""
+    if protocol == "shared":
+        for p in pairs.from_(0):
+            yield _line({"a": [p.query_a, p.system_prompt_a, p.context_a, p.tools_a]})
+    for p in pairs.from_(start):
+        yield _line({"p": p.to_dict()})
 
 
 def _finite(x: Any) -> bool:

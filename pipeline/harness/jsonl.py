@@ -1,18 +1,20 @@
 """Reading a JSONL file that anyone may have written: the one reader of benchmark and labels files
 (for `cacheeval eval`, `cacheeval validate` and the build's contract check).
 
-Only a regular file is read (a FIFO, a device or a folder is refused without blocking). Each line
+Only a regular file is read (a FIFO, a device or a folder is refused without blocking), as a
+stream: `iter_jsonl` holds one line at a time (read_jsonl collects it). Each line
 must be UTF-8 and one JSON value with unique keys, finite numbers and at most MAX_DEPTH levels of
 nesting; a blank line is a problem. Problems are reported per line, never as a traceback, as
 `(line, "<json>: what. How to fix")`; a file that cannot be read at all raises InputError.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import stat
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 from pipeline.core.errors import InputError
 
@@ -90,8 +92,10 @@ def parse_line(line: str) -> Any:
     return value
 
 
-def read_bytes(path: Any, what: str = "benchmark JSONL file") -> bytes:
-    """The bytes of a regular file; InputError (one line) for anything else."""
+@contextlib.contextmanager
+def open_regular(path: Any, what: str = "benchmark JSONL file") -> Iterator[BinaryIO]:
+    """A regular file opened for reading in binary; InputError (one line) for anything else, and
+    for a read that fails while it is open."""
     name = str(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
@@ -106,36 +110,85 @@ def read_bytes(path: Any, what: str = "benchmark JSONL file") -> bytes:
             kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
             raise InputError(f"{name}: is {kind}, not a regular file. Pass the path of a {what}")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
+            yield fh
     except OSError as exc:
         raise InputError(f"{name}: cannot read ({exc.strerror or exc}). Pass a readable {what}") from None
     finally:
         os.close(fd)
 
 
+def read_bytes(path: Any, what: str = "benchmark JSONL file") -> bytes:
+    """The bytes of a regular file; InputError (one line) for anything else."""
+    with open_regular(path, what) as fh:
+        return fh.read()
+
+
+def file_sha256(path: Any, what: str = "benchmark JSONL file") -> str:
+    """sha256 hex of a regular file's bytes, read as a stream; InputError (one line) for anything else."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open_regular(path, what) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def iter_lines(fh: BinaryIO, digest: Any = None) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, line without its newline) of every line of an open file, as
+    `bytes.split(b"\n")` cuts them (the newline that ends the last line makes no line of its own);
+    `digest` (a hashlib object), when given, is updated with every byte read."""
+    offset = 0
+    for lineno, raw in enumerate(fh, 1):
+        if digest is not None:
+            digest.update(raw)
+        size = len(raw)
+        yield lineno, offset, raw[:-1] if raw.endswith(b"\n") else raw
+        offset += size
+
+
+def parse_raw(raw: bytes) -> Any:
+    """One line's value (see parse_line), from its bytes; _LineProblem for every problem, whose
+    text is the `<json>: what. How to fix` of read_jsonl."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineProblem(f"<json>: not UTF-8 (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of "
+                           "the line). Save the file as UTF-8") from None
+    if not line.strip():
+        raise _LineProblem("<json>: blank line. Remove it")
+    try:
+        return parse_line(line)
+    except _LineProblem as exc:
+        raise _LineProblem(f"<json>: {exc}") from None
+
+
+def iter_jsonl(path: Any, what: str = "benchmark JSONL file",
+               digest: Any = None) -> Iterator[tuple[int, Any, str | None]]:
+    """(line, value, None) for every line that parsed and (line, None, problem) for every other line,
+    in line order, read as a stream (one line in memory at a time). An empty file is one problem on
+    line 1; a file that cannot be read raises InputError. `digest` (a hashlib object) is updated
+    with the file's bytes as they are read."""
+    with open_regular(path, what) as fh:
+        empty = True
+        for lineno, _, raw in iter_lines(fh, digest):
+            empty = False
+            try:
+                yield lineno, parse_raw(raw), None
+            except _LineProblem as exc:
+                yield lineno, None, str(exc)
+        if empty:
+            yield 1, None, "<json>: no rows. Write one JSON object per line"
+
+
 def read_jsonl(path: Any, what: str = "benchmark JSONL file") -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
     """((line, value) for every line that parsed, (line, problem) for every other line, in line
     order). An empty file is one problem on line 1; a file that cannot be read raises InputError."""
-    data = read_bytes(path, what)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the newline that ends the last line
     values: list[tuple[int, Any]] = []
     problems: list[tuple[int, str]] = []
-    if not lines:
-        problems.append((1, "<json>: no rows. Write one JSON object per line"))
-    for lineno, raw in enumerate(lines, 1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append((lineno, f"<json>: not UTF-8 (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of "
-                                     "the line). Save the file as UTF-8"))
-            continue
-        if not line.strip():
-            problems.append((lineno, "<json>: blank line. Remove it"))
-            continue
-        try:
-            values.append((lineno, parse_line(line)))
-        except _LineProblem as exc:
-            problems.append((lineno, f"<json>: {exc}"))
+    for lineno, value, problem in iter_jsonl(path, what):
+        if problem is None:
+            values.append((lineno, value))
+        else:
+            problems.append((lineno, problem))
     return values, problems

@@ -36,45 +36,68 @@ class Chosen:
 
 
 def score_chosen(chosen: Chosen, bench: str | Path, labels: str | Path | None = None, *, on_error: str = "miss",
-                 use_cache: bool = True, store: Any = None, rows: list | None = None,
-                 domains: Sequence[str] | None = None) -> tuple[dict, bool]:
-    """(report dict, served from the result cache). The key covers the benchmark, the cache's code
-    and declared model snapshot and settings (a reference's threshold and weights' sha256), the
-    protocol, the reference name, the harness, how the cache was isolated and these options.
-    `store` is an EvalCache (default: the one under the cache root). `rows`: the benchmark already
-    loaded (and so checked) by the caller; otherwise it is loaded here (the build's strict contract,
-    with the registered `domains` if given)."""
-    from pipeline.core.hashing import file_sha256
-    from pipeline.harness import load_bench
-    from pipeline.harness.cache import EvalCache
+                 use_cache: bool = True, store: Any = None, rows: Any = None,
+                 domains: Sequence[str] | None = None, strict: bool = True,
+                 bench_sha256: str | None = None) -> tuple[dict, bool]:
+    """(report dict, served from the result cache). The key covers the benchmark (its sha256, read
+    as a stream), the cache's code and declared model snapshot and settings (a reference's threshold
+    and weights' sha256), the protocol, the reference name, the harness, the contract the benchmark
+    was checked against, how the cache was isolated and these options. `store` is an EvalCache
+    (default: the one under the cache root).
 
-    if rows is None:
-        rows = load_bench(bench, labels, domains=domains)
+    The benchmark's sha256, not a new check of its rows, decides a hit: an entry exists only for a
+    benchmark that passed the same contract once (it is in the key). On a miss, the benchmark is
+    checked and read as a stream (pipeline.harness.load.load_scored: the build's strict contract
+    with the registered `domains`, or with strict=False the scoring contract) before the cache
+    decides, unless the caller passes `rows` (a Bench, or a list of Rows) it already loaded.
+    `bench_sha256`: the benchmark's sha256 when the caller has it (a file read once, not twice)."""
+    from pipeline.core.hashing import file_sha256
+    from pipeline.harness.cache import EvalCache
+    from pipeline.harness.load import load_scored
+
     if store is None:
         store = EvalCache()  # $CACHEEVAL_EVAL_CACHE_DIR, else <cache root>/eval (pipeline.core.settings)
     config = {"on_error": on_error, "cache_name": chosen.name,
               "labels_sha256": file_sha256(labels) if labels else None,
               "protocol": chosen.protocol, "reference": chosen.reference, "sweep": list(chosen.sweep),
-              "decisions": True}
+              "decisions": True, "contract": contract_name(strict, domains)}
     if chosen.worker is not None:
         # what ran apart is keyed on the worker's own account of it (its declared model and settings,
         # its run-time imports) and on this process's reading of its files (which the worker cannot fake)
         config["isolation"] = chosen.worker.isolation
-        identity = store.identity(bench, None, config, implementation=chosen.worker.implementation())
+        identity = store.identity(bench, None, config, implementation=chosen.worker.implementation(),
+                                  bench_sha256=bench_sha256)
     else:
-        identity = store.identity(bench, chosen.subject, config)
-    return store.cached_run(identity, lambda: run_chosen(chosen, rows, on_error), use_cache=use_cache)
+        identity = store.identity(bench, chosen.subject, config, bench_sha256=bench_sha256)
+
+    def run() -> dict:
+        loaded = rows
+        if loaded is None:
+            # a Parquet folder's key is over its files; a JSONL file's bytes are hashed again as they are read
+            sha = identity["benchmark_sha256"] if not Path(bench).is_dir() else None
+            loaded = load_scored(bench, labels, domains=domains, strict=strict, sha256=sha)
+        return run_chosen(chosen, loaded, on_error)
+
+    return store.cached_run(identity, run, use_cache=use_cache)
 
 
-def run_chosen(chosen: Chosen, rows: list, on_error: str = "miss") -> dict:
-    """The report dict of `chosen` on `rows`: decisions on the rows' Pairs (here or in the worker),
-    then the labels joined by `score`."""
-    from pipeline.harness.evaluation import decide_rows, pairs_of, score
+def contract_name(strict: bool, domains: Sequence[str] | None = None) -> str:
+    """The contract a benchmark was checked against, as the result cache's key names it."""
+    if not strict:
+        return "scoring"
+    return "strict" if domains is None else "strict:" + ",".join(domains)
+
+
+def run_chosen(chosen: Chosen, rows: Any, on_error: str = "miss") -> dict:
+    """The report dict of `chosen` on `rows` (a checked Bench, whose requests are read again from
+    its file as the cache decides, or a list of Rows): decisions on the rows' Pairs (here or in the
+    worker), then the labels joined by `score`."""
+    from pipeline.harness.evaluation import decide_rows, pair_stream, score
     from pipeline.harness.report import Report
     from pipeline.harness.stateful import ProtocolRun, StoreFailed, pair_protocol, protocol_summary
     from pipeline.harness.sweep import grid_sweep
 
-    pairs = pairs_of(rows)
+    pairs = pair_stream(rows)
     ids = [r.id for r in rows]
     if chosen.worker is not None:
         try:
@@ -87,8 +110,13 @@ def run_chosen(chosen: Chosen, rows: list, on_error: str = "miss") -> dict:
             runner.prepare()  # the shared protocol's stores: a failure there is one error, not one per row
         except StoreFailed as exc:
             raise exc.named(ids) from exc.__cause__
-        d = decide_rows(runner, rows, on_error, chosen.name, pairs)
-        d.served, d.protocol = [runner.served.get(p.key) for p in pairs], runner.meta()
+        served: list = [None] * len(pairs)
+
+        def record(i: int) -> None:
+            served[i] = runner.last_served
+
+        d = decide_rows(runner, rows, on_error, chosen.name, pairs, report=record)
+        d.served, d.protocol = served, runner.meta()
     else:
         d = decide_rows(chosen.subject, rows, on_error, chosen.name, pairs)
     data = Report(score(rows, d, cache_name=chosen.name, decisions=True)).to_dict()

@@ -79,9 +79,14 @@ def marker(request: Request) -> str:
 class ProtocolRun:
     """A store/lookup cache run under one protocol, callable as `Pair -> Verdict` for the decision
     loop. It sees requests only, like any cache: a lookup that served something is a HIT here, and
-    `served[key]` records whose response it was ("own", "other", or "none" when nothing was served).
+    `last_served` says whose response the latest lookup served ("own", "other", or "none" when
+    nothing was; None when the lookup raised), which the caller records by position after each call.
     The scorer, which alone holds the labels, turns a wrong-entry hit on a HIT row into a miss and
-    writes the protocol section (`protocol_summary`)."""
+    writes the protocol section (`protocol_summary`).
+
+    `pairs` are read once, by the shared protocol's `prepare`: a list, or a
+    pipeline.harness.evaluation.PairStream (a new pass over the benchmark file), so every A is stored
+    without the requests being held."""
 
     def __init__(self, cache: Any, protocol: str, pairs: Iterable[Pair] = ()) -> None:
         if protocol not in PROTOCOLS:
@@ -90,15 +95,16 @@ class ProtocolRun:
             raise TypeError(f"{type(cache).__name__} is not a store/lookup cache (store, lookup, reset)")
         self.cache = cache
         self.protocol = protocol
-        self.pairs = list(pairs)
+        self.pairs = pairs
         self.store_seconds = 0.0
         self.stored = 0
-        self.served: dict[str, str] = {}   # pair key -> "own" | "other" | "none", for every lookup that returned
+        self.last_served: str | None = None   # "own" | "other" | "none" of the latest lookup; None if it raised
         self._prepared = False
 
-    def prepare(self) -> None:
-        """The shared protocol stores every pair's A before the first lookup (timed apart);
-        StoreFailed when the cache raises meanwhile (naming the pair by its position)."""
+    def prepare(self, requests: Iterable[Request] | None = None) -> None:
+        """The shared protocol stores every pair's A (or `requests`, the A requests in pair order)
+        before the first lookup (timed apart); StoreFailed when the cache raises meanwhile (naming
+        the pair by its position)."""
         if self._prepared or self.protocol != "shared":
             self._prepared = True
             return
@@ -108,9 +114,8 @@ class ProtocolRun:
         where, position = "reset()", None
         try:
             self.cache.reset()
-            for position, pair in enumerate(self.pairs):
+            for position, a in enumerate(requests if requests is not None else (p.a for p in self.pairs)):
                 where = f"storing pair {position + 1}'s A"
-                a = pair.a
                 self.cache.store(a, marker(a))
                 self.stored += 1
         except Exception as exc:  # noqa: BLE001 - one line at the boundary, the cause chained
@@ -123,6 +128,7 @@ class ProtocolRun:
 
     def __call__(self, pair: Pair) -> Verdict:
         self.prepare()
+        self.last_served = None
         a, b = pair.a, pair.b
         own = marker(a)
         if self.protocol == "isolated":
@@ -135,7 +141,7 @@ class ProtocolRun:
         response = self.cache.lookup(b)
         ms = (time.perf_counter() - t0) * 1000.0
         confidence = getattr(self.cache, "last_confidence", None)
-        self.served[pair.key] = "none" if response is None else "own" if response == own else "other"
+        self.last_served = "none" if response is None else "own" if response == own else "other"
         return Verdict(is_hit=response is not None, confidence=None if confidence is None else float(confidence),
                        decision_ms=max(ms, 1e-6), tier_used=getattr(self.cache, "tier", None))
 

@@ -8,9 +8,12 @@ prints goes to standard error):
   in   {"load": {"module": M, "class": C or null}}
   out  {"hello": {"name": default name, "store_lookup": bool, "implementation": identity or null}}
        or {"error": one line} (the module cannot be loaded)
-  in   {"run": {"protocol": "pair"|"isolated"|"shared", "start": i, "pairs": [Pair.to_dict(), ...]}}
-  out  {"prepared": true} (shared: every A stored) or {"store_failed": one line}
-       then per position from `start`: {"i": i, "d": [is_hit, confidence, ms, tier, cost, own_ms], "e": error
+  in   {"run": {"protocol": "pair"|"isolated"|"shared", "start": i, "n": n}}
+  in   shared: n lines {"a": [query, system_prompt, context, tools]}, every pair's A, each stored as it comes
+  out  (isolated, shared) {"prepared": true} (shared: every A stored) or {"store_failed": one line}
+  in   a line {"p": Pair.to_dict()} per position from `start`, read as the cache decides (the scorer
+       writes them ahead of the decisions, a window at a time: nobody holds every request)
+  out  per position from `start`: {"i": i, "d": [is_hit, confidence, ms, tier, cost, own_ms], "e": error
        text or null, "s": served or null}, and {"done": ProtocolRun.meta() or null}
   in   {"quit": true} or end of input: exit.
 """
@@ -63,7 +66,7 @@ def main() -> int:
         msg = receive()
         if not msg or "run" not in msg:
             return 0
-        _run(obj, msg["run"], send)
+        _run(obj, msg["run"], send, receive)
 
 
 def _identity(obj: Any) -> dict | None:
@@ -79,34 +82,40 @@ def _identity(obj: Any) -> dict | None:
         return None
 
 
-def _run(obj: Any, run: dict, send: Any) -> None:
-    from pipeline.harness.evaluation import decide
-    from pipeline.harness.interface import Pair
+def _run(obj: Any, run: dict, send: Any, receive: Any) -> None:
+    from pipeline.harness.evaluation import Decisions, PairStream, decide
+    from pipeline.harness.interface import Pair, Request
     from pipeline.harness.stateful import ProtocolRun, StoreFailed
 
-    pairs = [Pair(**p) for p in run["pairs"]]
-    protocol, start = run["protocol"], int(run.get("start", 0))
+    protocol, start, n = run["protocol"], int(run.get("start", 0)), int(run["n"])
+
+    def incoming(kind: str, count: int) -> Any:
+        """The next `count` lines of the run, each {kind: value}, read as they are needed."""
+        for _ in range(count):
+            msg = receive()
+            if not isinstance(msg, dict) or kind not in msg:
+                raise SystemExit(0)   # the scorer is gone, or speaks another protocol
+            yield msg[kind]
+
     runner = None
     cache = obj
     if protocol != "pair":
-        runner = ProtocolRun(obj, protocol, pairs)
+        runner = ProtocolRun(obj, protocol)
         try:
-            runner.prepare()
+            runner.prepare((Request(*a) for a in incoming("a", n)) if protocol == "shared" else None)
         except StoreFailed as exc:
             send({"store_failed": str(exc), "position": exc.position})
             return
         send({"prepared": True})
         cache = runner
-    d = None
+    d = Decisions.empty(n)
 
     def report(i: int) -> None:
-        served = runner.served.get(pairs[i].key) if runner is not None else None
+        served = runner.last_served if runner is not None else None
         send({"i": i, "d": [d.hits[i], d.confs[i], d.lats[i], d.tiers[i], d.costs[i], d.own[i]],
               "e": d.errors.get(i), "s": served})
 
-    from pipeline.harness.evaluation import Decisions
-
-    d = Decisions.empty(len(pairs))
+    pairs = PairStream(n, lambda first: (Pair(**p) for p in incoming("p", n - first)))
     decide(cache, pairs, "miss", decisions=d, start=start, report=report)
     send({"done": runner.meta() if runner is not None else None})
 

@@ -3,7 +3,12 @@
 Standard library only (like the harness): scoring a cache needs nothing of the pipeline's stack.
 The benchmark is first checked against the scoring contract (pipeline.harness.contract, lenient:
 what scoring needs), so a pair file from anywhere is scored; a user's cache then decides in a
-worker process that sees requests only (pipeline.harness.isolated).
+worker process that sees requests only (pipeline.harness.isolated). The file is read as a stream
+(pipeline.harness.load.load_scored): memory follows the row count, not the file's size.
+
+A rerun is decided by the benchmark's sha256: bytes this installation has checked before (a signed
+record in the result cache) go straight to the result-cache lookup, and are checked again only on
+a miss, before the cache decides; --no-cache checks and runs everything.
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pipeline.core.errors import CacheEvalError, InputError, UsageError
 from pipeline.core.writer import atomic_write, output_problem
@@ -141,19 +147,28 @@ def write_atomic(path: str, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Score the chosen cache, baseline or reference (through the evaluation-result cache), write the
     report, and apply the --max-fhr gate."""
-    from pipeline.app.cli.scoring import choose_cache, gate, score, summary_line
-    from pipeline.harness import Report, load_bench
+    from pipeline.app.cli.scoring import choose_cache, eval_store, gate, score, summary_line
+    from pipeline.harness import Report
+    from pipeline.harness.cache import benchmark_sha256
+    from pipeline.harness.load import load_scored
 
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
     if args.train and args.reference != "verified":
         raise InputError("--train: only --reference verified trains on a file. Drop --train")
     check_outputs(args)
-    # The benchmark is checked against the scoring contract before any cache is imported or built.
-    rows = load_bench(args.bench, args.labels, strict=False)
+    store = eval_store()
+    # The benchmark is checked against the scoring contract before any cache is imported or built,
+    # unless this installation has checked these very bytes before (then the result cache may hold
+    # the run, and the check runs on a miss, before the cache decides).
+    sha, rows = _checked_before(args, store), None
+    if sha is None:
+        rows = load_scored(args.bench, args.labels, strict=False)
+        sha = rows.sha256 or benchmark_sha256(args.bench)
+        store.mark_checked(sha, _labels_sha256(args.labels), CONTRACT)
     chosen = choose_cache(args, load_cache)
     try:
-        data, cached = score(args, chosen, rows)
+        data, cached = score(args, chosen, rows, store=store, bench_sha256=sha)
     except Exception as exc:
         row_id = getattr(exc, "cacheeval_row_id", None)
         if row_id is None:  # not the cache's exception: a bug here, keep the traceback
@@ -184,6 +199,34 @@ def run(args: argparse.Namespace) -> int:
     if args.max_fhr is not None:
         print(gate(data, args.max_fhr, chosen.name), file=sys.stderr)
     return 0
+
+
+CONTRACT = "scoring"   # what `cacheeval eval` checks a benchmark against (pipeline.harness.scoring.contract_name)
+
+
+def _labels_sha256(labels: str | None) -> str | None:
+    from pipeline.harness.jsonl import file_sha256
+
+    return file_sha256(labels, "labels file") if labels else None
+
+
+def _checked_before(args: argparse.Namespace, store: Any) -> str | None:
+    """The benchmark's sha256 when this installation checked these bytes (and labels) against the
+    scoring contract before (pipeline.harness.cache.EvalCache.checked), else None: check it now.
+    --no-cache always checks. Reads the file once, as a stream; any reading problem is left to the
+    check, which reports it on one line."""
+    from pipeline.harness.cache import benchmark_sha256
+    from pipeline.harness.jsonl import file_sha256
+    from pipeline.harness.parquet import is_parquet_input
+
+    if args.no_cache:
+        return None
+    try:
+        sha = benchmark_sha256(args.bench) if is_parquet_input(args.bench) else file_sha256(args.bench)
+        labels = _labels_sha256(args.labels)
+    except (InputError, OSError):
+        return None
+    return sha if store.checked(sha, labels, CONTRACT) else None
 
 
 def _fmt(x: float | None) -> str:

@@ -80,17 +80,24 @@ def _worker_cache(args: argparse.Namespace) -> Chosen:
     return Chosen(args.cache_name or name, protocol, None, worker=worker)
 
 
-def score(args: argparse.Namespace, chosen: Chosen, rows: list | None = None) -> tuple[dict, bool]:
-    """`score_chosen` with the options of `cacheeval eval`, on `rows` when the benchmark is already loaded,
-    through the evaluation-result cache the settings name."""
+def eval_store() -> Any:
+    """The evaluation-result cache the settings name (its signing key under the cache root)."""
     from pipeline.core import settings
     from pipeline.harness.cache import EvalCache
 
     resolved = settings.resolve()
-    store = EvalCache(resolved.eval_dir, key_root=resolved.cache_root)
+    return EvalCache(resolved.eval_dir, key_root=resolved.cache_root)
+
+
+def score(args: argparse.Namespace, chosen: Chosen, rows: Any = None, *, store: Any = None,
+          bench_sha256: str | None = None) -> tuple[dict, bool]:
+    """`score_chosen` with the options of `cacheeval eval` (the scoring contract), through the
+    evaluation-result cache the settings name (or `store`): on `rows` when the benchmark is already
+    checked and loaded (a Bench), else loaded, and so checked, on a miss only."""
+    store = store if store is not None else eval_store()
     try:
         return score_chosen(chosen, args.bench, args.labels, on_error=args.on_error, use_cache=not args.no_cache,
-                            store=store, rows=rows)
+                            store=store, rows=rows, strict=False, bench_sha256=bench_sha256)
     finally:
         if chosen.worker is not None:
             chosen.worker.close()
