@@ -12,7 +12,8 @@ from harness_doubles import gptcache_confidence, gptcache_hits, gptcache_rank, p
 from pipeline.app.cli import main
 from pipeline.harness import evaluate
 from pipeline.references.gptcache_store import GPTCacheStore
-from pipeline.harness.stateful import ProtocolRun, Request
+from pipeline.harness.scoring import Chosen, run_chosen
+from pipeline.harness.stateful import Request
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
@@ -148,16 +149,14 @@ def test_shared_protocol_with_real_gptcache_counts_a_wrong_entry_hit_as_false(mi
             # B is verbatim row 1's A: shared, GPTCache serves row 1's answer (distance 0), not row 2's
             pair(2, "HIT", "Name the capital city of France, please.", "What is the capital of France?"),
             pair(3, "MISS", "Solve x + 2 = 8", "Solve a + 2 = 8")]
-    shared = ProtocolRun(minilm, "shared", rows)
-    d = evaluate(shared, rows, on_error="raise").to_dict()
-    p = shared.summary()
+    d = run_chosen(Chosen("gptcache", "shared", minilm), rows, on_error="raise")
+    p = d["protocol"]
     assert p["entries_stored"] == 3 and minilm.data_manager.s.count() == 3
     assert p["wrong_entry_hits"]["ids"] == ["cb-math-0002"] and p["wrong_entry_hits"]["on_hit_rows"] == 1
     assert d["confusion"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 0}
-    isolated = ProtocolRun(minilm, "isolated", rows)
-    d = evaluate(isolated, rows, on_error="raise").to_dict()
+    d = run_chosen(Chosen("gptcache", "isolated", minilm), rows, on_error="raise")
     row2 = gptcache_hits(cosine(minilm, rows[1].query_a, rows[1].query_b), 0.80)
-    assert isolated.summary()["wrong_entry_hits"]["total"] == 0
+    assert d["protocol"]["wrong_entry_hits"]["total"] == 0
     assert d["confusion"]["tp"] == 1 + row2 and d["confusion"]["fp"] == 1
 
 

@@ -48,14 +48,14 @@ def spy(libname, prompt=True, package=None):
     checked.append(libname)
     return _check(libname, prompt, package)
 gu._check_library = spy
-from pipeline.harness import evaluate, load_bench
+from pipeline.harness import load_bench
+from pipeline.harness.scoring import Chosen, run_chosen
 from pipeline.references.gptcache_store import GPTCacheStore
-from pipeline.harness.stateful import ProtocolRun
 rows = load_bench(sys.argv[1])
 results = {}
 store = GPTCacheStore("minilm_l6", 0.80, embeddings="model")
 for protocol in ("isolated", "shared"):
-    d = evaluate(ProtocolRun(store, protocol, rows), rows, on_error="raise").to_dict()
+    d = run_chosen(Chosen("gptcache", protocol, store), rows, on_error="raise")
     results[protocol] = d["confusion"]
 print(json.dumps({"attempts": attempts, "checked": sorted(set(checked)), "results": results}))
 '''
