@@ -13,7 +13,9 @@ from pathlib import Path
 
 from pipeline.core.errors import CacheEvalError, InputError, UsageError, warn
 from pipeline.core.writer import atomic_write, output_problem
+from pipeline.app.cli import eval_stream
 from pipeline.harness.stateful import PROTOCOLS
+from pipeline.harness.stream import STREAM
 from pipeline.harness.user_cache import load_cache, one_line as _one_line
 
 EPILOG = """examples:
@@ -52,8 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="a reference cache such as gptcache-minilm@0.80 or verified (see: cacheeval references)")
     which.add_argument("--cache-module", metavar="MOD", help="dotted module name or path to a .py file")
     parser.add_argument("--cache-class", metavar="CLS", help="class in --cache-module to instantiate (no arguments)")
-    parser.add_argument("--protocol", choices=PROTOCOLS,
-                        help="for a store/lookup cache: isolated (default) or shared")
+    parser.add_argument("--protocol", choices=(*PROTOCOLS, STREAM),
+                        help="for a store/lookup cache: isolated (default), shared or stream")
     parser.add_argument("--max-fhr", type=_fraction, metavar="X",
                         help="exit 1 when the false-hit rate exceeds X (0 to 1): a CI gate")
     parser.add_argument("--cache-name", metavar="NAME", help="name shown in the report (default: derived)")
@@ -63,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="evaluate even when the evaluation-result cache holds this exact evaluation")
     parser.add_argument("--on-error", choices=("miss", "raise"), default="miss",
                         help="a raising cache: score the row MISS with tier `error` (default) or stop")
+    eval_stream.add_options(parser)
 
 
 def _fraction(text: str) -> float:
@@ -127,9 +130,13 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_class and not args.cache_module:
         raise InputError("--cache-class needs --cache-module. Name the module that defines the class")
     check_outputs(args)
+    eval_stream.check_options(args, args.protocol)
     # The benchmark is checked against the row contract before any cache is imported or built.
-    rows = load_bench(args.bench, args.labels, domains=registered_domains())
+    domains = registered_domains()
+    rows = load_bench(args.bench, args.labels, domains=domains)
     chosen = choose_cache(args, load_cache)
+    if chosen.protocol == STREAM:
+        return eval_stream.run(args, chosen, rows, domains or ())
     try:
         data, cached = score(args, chosen, rows)
     except Exception as exc:
