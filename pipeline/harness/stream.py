@@ -69,10 +69,10 @@ from pipeline.harness.interface import Row
 from pipeline.harness.stateful import Request, is_store_lookup
 from pipeline.harness.stream_scores import (CORRECT_NEG, CORRECT_POS, MISS_NEG, MISS_POS, STREAM, WRONG_NEG,
                                             WRONG_POS, OrderRun, check_bound, realised_gaps, render_markdown,
-                                            stream_report, summary_line, untimed_stream)
+                                            stream_report, summary_line, untimed_stream, with_bound)
 
 __all__ = ["STREAM", "EVICTIONS", "StreamConfig", "Oracle", "arrivals", "realised_gaps", "run_order", "run_stream",
-           "score_stream", "check_bound", "render_markdown", "summary_line", "untimed_stream"]
+           "score_stream", "check_bound", "render_markdown", "summary_line", "untimed_stream", "with_bound"]
 
 EVICTIONS = ("lru", "fifo", "none")
 DEFAULT_GAP = 100
@@ -363,7 +363,8 @@ def score_stream(name: str, subject: Any, bench: Any, rows: Sequence[Row], confi
                  domain_order: Sequence[str] = ()) -> tuple[dict, bool]:
     """(stream report, served from the evaluation-result cache): `run_stream` through the EvalCache,
     keyed on the benchmark, the cache's code and declared model and settings (its declared
-    error_bound included), the stream configuration and these options."""
+    error_bound included), the stream configuration and these options. A δ given here
+    (`error_bound`) is tested on the counts afterwards: it does not key the run."""
     from pipeline.core.hashing import file_sha256
     from pipeline.harness.cache import EvalCache
 
@@ -371,9 +372,11 @@ def score_stream(name: str, subject: Any, bench: Any, rows: Sequence[Row], confi
         store = EvalCache()
     harness_config = {"protocol": STREAM, "stream": config.to_dict(), "cache_name": name, "reference": reference,
                       "on_error": on_error, "labels_sha256": file_sha256(labels) if labels else None,
-                      "error_bound": error_bound, "declared_error_bound": declared_bound(subject),
-                      "domain_order": list(domain_order)}
+                      "declared_error_bound": declared_bound(subject), "domain_order": list(domain_order)}
     identity = store.identity(bench, subject, harness_config)
-    return store.cached_run(identity, lambda: run_stream(subject, rows, config, cache_name=name, on_error=on_error,
-                                                         error_bound=error_bound, domain_order=domain_order),
-                            use_cache=use_cache)
+    report, cached = store.cached_run(identity, lambda: run_stream(subject, rows, config, cache_name=name,
+                                                                   on_error=on_error, domain_order=domain_order),
+                                      use_cache=use_cache)
+    if error_bound is not None:
+        report = with_bound(report, error_bound, "given")
+    return report, cached

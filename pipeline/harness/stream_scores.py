@@ -94,6 +94,9 @@ def _curve(outcomes: Sequence[int], points: int = CURVE_POINTS) -> dict[str, lis
     return {"requests": xs, "fhr": fhr, "hit_rate": hit, "error_rate": err}
 
 
+_BOUND_KEYS = ("verdict", "upper", "error_rate", "wrong", "served", "per_order")
+
+
 def _worst_bound(per_order: Sequence[tuple[int, int]], delta: float | None) -> dict[str, Any]:
     """The bound test in every order; the verdict and upper bound of the worst (largest upper)."""
     tests = [bound_test(k, n, delta) for k, n in per_order]
@@ -175,8 +178,7 @@ def stream_report(runs: Sequence[OrderRun], rows: Sequence[Row], config: Mapping
             "realised_gap": {"min": gaps[0], "median": gaps[len(gaps) // 2], "max": gaps[-1]} if gaps else None,
         },
         "bound": {"delta": delta, "delta_source": delta_source, "confidence": CONFIDENCE,
-                  **{k: overall["bound"][k]
-                     for k in ("verdict", "upper", "error_rate", "wrong", "served", "per_order")}},
+                  **{k: overall["bound"][k] for k in _BOUND_KEYS}},
         "overall": overall,
         "orders": orders_out,
         "by_domain": domain_out,
@@ -187,6 +189,20 @@ def stream_report(runs: Sequence[OrderRun], rows: Sequence[Row], config: Mapping
         "errors": {"count": sum(run.counters.get("errors", 0) for run in runs), "messages": errors},
         "timing": _timing(runs),
     }
+
+
+def with_bound(report: Mapping[str, Any], delta: float | None, delta_source: str | None) -> dict[str, Any]:
+    """The report with its bound tests redone for another δ: they depend on the counts alone (every
+    order's wrong and served hits, overall and per domain), so a run is never repeated for them."""
+    out = dict(report)
+    overall = dict(report["overall"])
+    overall["bound"] = _worst_bound([(o["wrong"], o["served"]) for o in report["orders"]], delta)
+    out["overall"] = overall
+    out["by_domain"] = {d: {**r, "bound": _worst_bound([(p["wrong"], p["served"]) for p in r["bound"]["per_order"]],
+                                                        delta)} for d, r in report["by_domain"].items()}
+    out["bound"] = {"delta": delta, "delta_source": delta_source, "confidence": CONFIDENCE,
+                    **{k: overall["bound"][k] for k in _BOUND_KEYS}}
+    return out
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:

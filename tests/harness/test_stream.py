@@ -182,6 +182,17 @@ def test_instability_counts_rows_answered_differently_across_orders():
     assert one["instability"]["answer"] is None                                # one order: nothing to compare
 
 
+def test_a_bound_given_later_is_the_bound_tested_in_the_run():
+    from pipeline.harness.stream import with_bound
+
+    rows = repeated_rows(30) + [pair(31, "MISS", "What is 1 times 1? No", "What is 1 times 9?")]
+    config = StreamConfig(gap=3, orders=2)
+    tested = run_stream(CarelessBounded(), rows, config, error_bound=0.3)
+    later = with_bound(run_stream(CarelessBounded(), rows, config), 0.3, "given")
+    assert untimed_stream(tested) == untimed_stream(later)
+    assert tested["bound"]["delta"] == 0.3 and tested["bound"]["delta_source"] == "given"
+
+
 def test_a_raising_cache_is_a_miss_or_stops():
     class Raising(QueryStore):
         def lookup(self, request):
