@@ -92,7 +92,9 @@ def _committed(report: Mapping[str, Any]) -> dict:
 
 def _line(name: str, report: Mapping[str, Any]) -> dict:
     o, b = report["overall"], report["bound"]
-    return {"cache": name, "delta": b["delta"], "hit_rate": o["hit_rate"], "precision": o["precision"],
+    return {"cache": name, "delta": b["delta"], "served": o["served"], "lookups": o["lookups"],
+            "explorations": sum(x.get("explorations", 0) for x in report["orders"]),
+            "hit_rate": o["hit_rate"], "precision": o["precision"],
             "fhr": o["fhr"], "recall": o["recall"], "error_rate": o["error_rate"],
             "worst_order_error_rate": b["error_rate"], "upper": b["upper"], "verdict": b["verdict"],
             "wrong_entry_hits": o["wrong_entry_hits"], "instability": report["instability"]["answer"],
@@ -100,19 +102,47 @@ def _line(name: str, report: Mapping[str, Any]) -> dict:
 
 
 def equal_error(table: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """For every vCache-style entry: the GPTCache threshold with the highest hit rate whose error rate
-    (summed over orders) is no higher, and the hit rates side by side."""
-    gpt = [r for r in table if r["cache"].startswith("gptcache")]
+    """For every cache with a declared bound: the GPTCache threshold with the highest hit rate whose
+    error rate (summed over orders) is no higher than the bounded cache's (when it served any hit) and
+    than its δ, with the hit rates side by side."""
+    gpt = [r for r in table if r["cache"].startswith("gptcache") and r["error_rate"] is not None]
     out = []
     for r in table:
-        if r["delta"] is None or r["error_rate"] is None:
+        if r["delta"] is None:
             continue
-        within = [g for g in gpt if g["error_rate"] is not None and g["error_rate"] <= r["error_rate"]]
-        best = max(within, key=lambda g: g["hit_rate"]) if within else None
-        out.append({"cache": r["cache"], "error_rate": r["error_rate"], "hit_rate": r["hit_rate"],
-                    "gptcache": best and best["cache"], "gptcache_error_rate": best and best["error_rate"],
-                    "gptcache_hit_rate": best and best["hit_rate"]})
+        limits = {"its error rate": r["error_rate"], "its δ": r["delta"]}
+        row = {"cache": r["cache"], "delta": r["delta"], "error_rate": r["error_rate"], "hit_rate": r["hit_rate"]}
+        for what, limit in limits.items():
+            within = [g for g in gpt if limit is not None and g["error_rate"] <= limit]
+            best = max(within, key=lambda g: g["hit_rate"]) if within else None
+            key = "at_error" if what == "its error rate" else "at_delta"
+            row[key] = None if best is None else {"cache": best["cache"], "error_rate": best["error_rate"],
+                                                  "hit_rate": best["hit_rate"]}
+        out.append(row)
     return out
+
+
+def findings(table: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Plain sentences read off the table: what each bounded cache served and whether δ held, and the
+    lowest error any GPTCache threshold reached."""
+    lines = []
+    for r in table:
+        if r["delta"] is None:
+            continue
+        if not r["served"]:
+            lines.append(f"{r['cache']} served no hit in {r['lookups']} lookups ({r['explorations']} explorations "
+                         f"with feedback): it never became confident enough for δ = {r['delta']:g}, so it kept its "
+                         "promise only vacuously (no served hit, nothing to show).")
+        else:
+            lines.append(f"{r['cache']} served {r['served']} of {r['lookups']} lookups (hit rate {_f(r['hit_rate'])}) "
+                         f"at error rate {_f(r['error_rate'], 4)}; δ = {r['delta']:g}: {r['verdict']} (worst-order "
+                         f"upper bound {_f(r['upper'], 4)}).")
+    gpt = [r for r in table if r["cache"].startswith("gptcache") and r["error_rate"] is not None]
+    if gpt:
+        low = min(gpt, key=lambda g: g["error_rate"])
+        lines.append(f"The lowest error rate of GPTCache here is {_f(low['error_rate'], 4)} ({low['cache']}, hit rate "
+                     f"{_f(low['hit_rate'])}, worst-order upper bound {_f(low['upper'], 4)}).")
+    return lines
 
 
 def score_stream_references(bench: Path, domains: Sequence[str], use_cache: bool = True,
@@ -125,7 +155,7 @@ def score_stream_references(bench: Path, domains: Sequence[str], use_cache: bool
     first = results[names[0]]["protocol"]
     workload = {k: first[k] for k in ("gap", "capacity", "eviction", "orders", "seed", "seeds", "requests_per_order",
                                       "rows", "realised_gap")}
-    return {"workload": workload, "table": table, "equal_error": equal_error(table),
+    return {"workload": workload, "table": table, "equal_error": equal_error(table), "findings": findings(table),
             "runs": {n: _committed(results[n]) for n in names}, "domains": list(domains),
             "curves": {n: [o["curve"] for o in results[n]["orders"]] for n in names}}
 
@@ -142,14 +172,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
              f"Each cache serves {w['requests_per_order']} requests per arrival order (every row's A and B of the "
              f"{w['rows']} rows, a row's B on average {w['gap']} requests after its A: realised min {g['min']}, median "
              f"{g['median']}, max {g['max']}), {w['orders']} orders (seeds {', '.join(map(str, w['seeds']))}), "
-             "capacity unbounded. A miss is answered and stored; the harness's oracle tells a cache with `feedback` whether "
-             "each served (or explored) response was right. `cacheeval eval --reference NAME --protocol stream` "
-             "gives each run's full report.", "",
+             "capacity unbounded. A miss is answered and stored; the harness's oracle tells a cache with `feedback` "
+             "whether each served (or explored) response was right. `cacheeval eval --reference NAME --protocol "
+             "stream` gives each run's full report.", "",
              "The error rate is wrong served hits / served hits; its bound is the one-sided 95% Clopper–Pearson "
-             "upper bound in the worst order (a declared δ *holds* when that bound is <= δ in every order, is *not shown* "
-             "when the observed rate is within δ but the hits are too few to show it, and is *exceeded* when the "
-             "observed rate is above δ). FHR is false hits on lookups with no equivalent entry stored; instability is "
-             "the share of B requests served a different answer (or none) in some order.", "",
+             "upper bound in the worst order (a declared δ *holds* when that bound is <= δ in every order, is *not "
+             "shown* when the observed rate is within δ but the hits are too few to show it, and is *exceeded* when "
+             "the observed rate is above δ). FHR is false hits on lookups with no equivalent entry stored; instability "
+             "is the share of B requests served a different answer (or none) in some order.", "",
              "| cache | δ | hit rate | precision | recall | FHR | error rate | worst order | upper 95% | δ verdict | "
              "wrong-entry hits | instability |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["table"]:
@@ -158,14 +188,20 @@ def render_markdown(result: Mapping[str, Any]) -> str:
                      f"{_f(r['fhr'])} | {_f(r['error_rate'], 4)} | {_f(r['worst_order_error_rate'], 4)} | "
                      f"{_f(r['upper'], 4)} | {r['verdict'] or '–'} | {r['wrong_entry_hits']} | "
                      f"{_f(r['instability'])} |")
+    lines += ["", *(f"- {x}" for x in result["findings"])]
     lines += ["", "## GPTCache at equal error", "",
               "For each bounded cache, the GPTCache threshold with the highest hit rate among those whose error rate "
-              "(all orders) is no higher:", "",
-              "| cache | error rate | hit rate | GPTCache at no more error | its error rate | its hit rate |",
-              "|---|---|---|---|---|---|"]
+              "(all orders) is no higher than the cache's own (when it served) and than its δ:", "",
+              "| cache | δ | error rate | hit rate | GPTCache at no more error | its error, hit rate | "
+              "GPTCache within δ | its error, hit rate |", "|---|---|---|---|---|---|---|---|"]
+
+    def point(p: Mapping[str, Any] | None) -> tuple[str, str]:
+        return ("none", "–") if p is None else (p["cache"], f"{_f(p['error_rate'], 4)}, {_f(p['hit_rate'])}")
+
     for e in result["equal_error"]:
-        lines.append(f"| {e['cache']} | {_f(e['error_rate'], 4)} | {_f(e['hit_rate'])} | {e['gptcache'] or 'none'} | "
-                     f"{_f(e['gptcache_error_rate'], 4)} | {_f(e['gptcache_hit_rate'])} |")
+        (a, a_num), (d, d_num) = point(e["at_error"]), point(e["at_delta"])
+        lines.append(f"| {e['cache']} | {e['delta']:g} | {_f(e['error_rate'], 4)} | {_f(e['hit_rate'])} | {a} | "
+                     f"{a_num} | {d} | {d_num} |")
     domains = result["domains"]
     lines += ["", "## Error rate per domain (all orders) and its worst-order upper bound", "",
               "| cache | " + " | ".join(domains) + " |", "|---|" + "---|" * len(domains)]
