@@ -22,7 +22,9 @@ with it). One module per job, read in this order:
 - `isolated` and `worker` (a user's cache decides in a worker process, in the bubblewrap jail of
   `jail` where available, with a timeout per decision),
 - `scoring` (one cache scored through the result cache: `cacheeval eval` and the build's reference
-  reports), `stateful` (store/lookup caches under the isolated and shared protocols), `sweep` (a threshold
+  reports), `stateful` (store/lookup caches under the isolated and shared protocols), `stream` and
+  `stream_scores` (such caches serving a seeded workload of every row's requests: eviction, feedback,
+  answer instability), `bound` (a declared error bound tested by Clopper–Pearson), `sweep` (a threshold
   grid from per-row confidences), `compare` (McNemar's exact test on two reports) and
   `references/` (real caches by name: GPTCache, the verified cache; their libraries load lazily).
 """

@@ -11,6 +11,8 @@ store/lookup cache (pipeline.harness.stateful), which the harness runs under a p
   SearchDistanceEvaluation, Config(similarity_threshold) and default pre-processing), with an
   embedder of configs/embedders.yaml; a store/lookup cache (gptcache_store.py).
 - verified: the reference verified cache (verified.py), a pair cache trained on the train split.
+- vcache-*: an online cache with a declared error bound δ after vCache (vcache.py), written from the
+  paper's description; a store/lookup cache that learns from the stream protocol's feedback.
 """
 from __future__ import annotations
 
@@ -100,6 +102,17 @@ REFERENCES.register("verified", ReferenceSpec(
     "verified", "the reference verified cache: MiniLM recall gate, structured and lexical features, "
                 "gradient-boosted verifier trained on the train split, threshold for FHR <= 5% on dev",
     "pipeline.references.verified:build", PAIR_KIND, {}, ("sklearn", "sentence_transformers")))
+
+_VCACHE = "pipeline.references.vcache:build"
+DELTAS = (0.01, 0.02, 0.05)  # the error bounds δ registered for the vCache-style reference
+for _delta in DELTAS:
+    for _scope, _prefix, _what in (("entry", "vcache-minilm", "per-entry sigmoids, as the paper"),
+                                   ("global", "vcache-global-minilm", "one pooled sigmoid (our variant)")):
+        _name = f"{_prefix}@delta={_delta:g}"
+        REFERENCES.register(_name, ReferenceSpec(
+            _name, f"online cache after vCache, all-MiniLM-L6-v2, error bound {_delta:g} on served hits, {_what}; "
+                   "learns from feedback, so run it --protocol stream",
+            _VCACHE, STORE_KIND, {"embedder": "minilm_l6", "delta": _delta, "scope": _scope}, ("numpy",)))
 
 
 def get_reference(name: str) -> ReferenceSpec:

@@ -104,6 +104,31 @@ def _yaml_header(n_rows: int, licences: list[str], fields: Sequence[str], public
     return lines
 
 
+# The stream protocol and the error-bound test, as the card describes them (static text).
+STREAM_CARD = (
+    "A cache that holds entries (`store(request, response)`, `lookup(request)`, `reset()`) can also be scored as "
+    "it runs: `--protocol stream` serves it a seeded workload built from the rows, every row's A and B "
+    "interleaved with the other rows' requests (`--gap`, `--orders` arrival orders), a miss answered and stored, "
+    "with the harness's own capacity and eviction around it (`--capacity`, `--eviction lru|fifo|none`, through the "
+    "cache's `evict(request)`). Every served response is judged by an oracle: right only when it answers an "
+    "equivalent request (the identical one, or the other request of a HIT row; never a policy request). A cache "
+    "may take `feedback(request, response, correct)` after each served hit and exploration, as online caches "
+    "learn. The report gives FHR, hit rate, precision and the error rate on served hits along the stream, "
+    "wrong-entry hits, answer instability across orders, per domain and per label.",
+    "",
+    "A cache may declare `error_bound` (δ, the largest share of its served hits that may be wrong). The stream "
+    "report tests it in every order with the exact one-sided 95% Clopper–Pearson upper bound of the error rate, "
+    "overall and per domain (holds, not shown, exceeded); `--check-bound` makes `cacheeval eval` exit 1 unless "
+    "the bound holds. `outputs/reports/stream.md` scores GPTCache at a threshold sweep and an online cache after "
+    "vCache at δ = 0.01, 0.02 and 0.05 this way.",
+    "",
+    "```",
+    "cacheeval eval --bench outputs/cachebench.jsonl --cache-module my_store.py --cache-class MyStore "
+    "--protocol stream --check-bound",
+    "```",
+)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(str(c) for c in r) + " |" for r in rows)]
@@ -185,6 +210,7 @@ def card(rows: Sequence[Mapping[str, Any]], splits: Mapping[str, Sequence[Mappin
             "```",
             "cacheeval eval --bench outputs/cachebench.jsonl --cache-module my_cache.py --json report.json --max-fhr 0.05",
             "```", "",
+            *STREAM_CARD, "",
             "## Citation", "",
             "```bibtex",
             "@misc{cacheeval2026,",

@@ -20,7 +20,9 @@ from typing import Any
 
 from pipeline.core.errors import CacheEvalError, InputError, UsageError
 from pipeline.core.writer import atomic_write, output_problem
+from pipeline.app.cli import eval_stream
 from pipeline.harness.stateful import PROTOCOLS
+from pipeline.harness.stream import STREAM
 from pipeline.harness.user_cache import load_cache, one_line as _one_line
 
 EPILOG = """examples:
@@ -71,8 +73,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="a reference cache such as gptcache-minilm@0.80 or verified (see: cacheeval references)")
     which.add_argument("--cache-module", metavar="MOD", help="dotted module name or path to a .py file")
     parser.add_argument("--cache-class", metavar="CLS", help="class in --cache-module to instantiate (no arguments)")
-    parser.add_argument("--protocol", choices=PROTOCOLS,
-                        help="for a store/lookup cache: isolated (default) or shared")
+    parser.add_argument("--protocol", choices=(*PROTOCOLS, STREAM),
+                        help="for a store/lookup cache: isolated (default), shared or stream")
     parser.add_argument("--max-fhr", type=_fraction, metavar="X",
                         help="exit 1 when the false-hit rate exceeds X (0 to 1): a CI gate")
     parser.add_argument("--cache-name", metavar="NAME", help="name shown in the report (default: derived)")
@@ -92,6 +94,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train", metavar="PATH",
                         help="--reference verified: the labelled pairs it trains on (default: the project's published "
                              "outputs/splits/train.jsonl)")
+    eval_stream.add_options(parser)
 
 
 def _seconds(text: str) -> float:
@@ -157,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     if args.train and args.reference != "verified":
         raise InputError("--train: only --reference verified trains on a file. Drop --train")
     check_outputs(args)
+    eval_stream.check_options(args, args.protocol)
+    if args.protocol == STREAM:
+        return _stream(args)
     store = eval_store()
     # The benchmark is checked against the scoring contract before any cache is imported or built,
     # unless this installation has checked these very bytes before (then the result cache may hold
@@ -227,6 +233,31 @@ def _checked_before(args: argparse.Namespace, store: Any) -> str | None:
     except (InputError, OSError):
         return None
     return sha if store.checked(sha, labels, CONTRACT) else None
+
+
+def _stream(args: argparse.Namespace) -> int:
+    """`--protocol stream`: the benchmark loaded whole (the workload interleaves every row's requests),
+    the cache chosen, the stream scored (pipeline.app.cli.eval_stream). A user's cache runs under the
+    stream protocol in this process only, so it must be asked for with --in-process."""
+    from pipeline.app.cli.scoring import choose_cache
+    from pipeline.harness import load_bench
+
+    if args.cache_module and not args.in_process:
+        raise UsageError("--protocol stream runs a user's cache in this process only (no worker yet): add "
+                         "--in-process, or score it in its worker under --protocol isolated or shared")
+    rows = load_bench(args.bench, args.labels)
+    chosen = choose_cache(args, load_cache)
+    return eval_stream.run(args, chosen, rows, _domain_order())
+
+
+def _domain_order() -> tuple[str, ...]:
+    """The registry's domain order for the per-domain tables, where the pipeline's stack is installed."""
+    try:
+        from domains import domain_names
+
+        return tuple(domain_names())
+    except ImportError:
+        return ()
 
 
 def _fmt(x: float | None) -> str:

@@ -63,7 +63,8 @@ def _step_seconds(instance, run_id: str) -> dict[str, float]:
 
 # The outputs job's steps in the order they usually run (for the progress lines' counts).
 _STEP_ORDER = ("selected_rows", "row_similarities", "row_difficulty", "cachebench", "benchmark_files",
-               "calibration_report", "baseline_reports", "reference_reports", "hf_dataset", "build_manifest")
+               "calibration_report", "baseline_reports", "reference_reports", "stream_reports", "hf_dataset",
+               "build_manifest")
 
 
 def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,

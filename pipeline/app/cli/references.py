@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     print("baselines (cacheeval eval --baseline NAME):")
     for b in data["baselines"]:
         print(f"  {b['name']:<{width}}  {'pair':<12}  {b['summary']}")
-    print("a store/lookup cache runs under --protocol isolated (default) or shared")
+    print("a store/lookup cache runs under --protocol isolated (default), shared or stream (vcache-* learn only there)")
     return 0
