@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.core.errors import CacheEvalError, InputError, UsageError
 from pipeline.core.writer import atomic_write, output_problem
+from pipeline.app.cli.argtypes import FRACTION, SECONDS
 from pipeline.app.cli import eval_stream
 from pipeline.harness.stateful import PROTOCOLS
 from pipeline.harness.stream import STREAM
@@ -75,7 +76,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-class", metavar="CLS", help="class in --cache-module to instantiate (no arguments)")
     parser.add_argument("--protocol", choices=(*PROTOCOLS, STREAM),
                         help="for a store/lookup cache: isolated (default), shared or stream")
-    parser.add_argument("--max-fhr", type=_fraction, metavar="X",
+    parser.add_argument("--max-fhr", type=FRACTION, metavar="X",
                         help="exit 1 when the false-hit rate exceeds X (0 to 1): a CI gate")
     parser.add_argument("--cache-name", metavar="NAME", help="name shown in the report (default: derived)")
     parser.add_argument("--out", metavar="PATH", help="write the Markdown report here instead of stdout")
@@ -84,7 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="evaluate even when the evaluation-result cache holds this exact evaluation")
     parser.add_argument("--on-error", choices=("miss", "raise"), default="miss",
                         help="a raising cache: score the row MISS with tier `error` (default) or stop")
-    parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=SECONDS, default=30.0, metavar="SECONDS",
                         help="a user's cache: seconds per decision before the worker is stopped and the pair "
                              "scored in the error tier (default 30)")
     parser.add_argument("--in-process", action="store_true",
@@ -95,26 +96,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="--reference verified: the labelled pairs it trains on (default: the project's published "
                              "outputs/splits/train.jsonl)")
     eval_stream.add_options(parser)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}") from None
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
-    return value
 
 
 def check_outputs(args: argparse.Namespace) -> None:

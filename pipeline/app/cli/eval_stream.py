@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipeline.app.cli.argtypes import FRACTION, NATURAL, POSITIVE
 from pipeline.core.errors import CacheEvalError, InputError, UsageError
 from pipeline.harness.stream import DEFAULT_GAP, DEFAULT_ORDERS, DEFAULT_SEED, EVICTIONS, STREAM
 
@@ -33,49 +34,19 @@ class BoundFailed(CacheEvalError):
     """--check-bound: the error rate's upper bound is above the bound (exit code 1)."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
-
-
-def _delta(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
-    return value
-
-
 def add_options(parser: argparse.ArgumentParser) -> None:
     """The stream protocol's options of `cacheeval eval` (each needs --protocol stream)."""
     group = parser.add_argument_group("stream protocol (--protocol stream)")
-    group.add_argument("--gap", type=_natural, metavar="N",
+    group.add_argument("--gap", type=NATURAL, metavar="N",
                        help=f"mean number of requests between a row's A and its B (default {DEFAULT_GAP})")
-    group.add_argument("--capacity", type=_positive, metavar="N",
+    group.add_argument("--capacity", type=POSITIVE, metavar="N",
                        help="entries the cache may hold (default: unbounded)")
     group.add_argument("--eviction", choices=EVICTIONS,
                        help="when full: evict the least recently stored or served (lru, default), the oldest stored "
                             "(fifo), or store nothing more (none); the harness calls the cache's evict(request)")
-    group.add_argument("--orders", type=_positive, metavar="N",
+    group.add_argument("--orders", type=POSITIVE, metavar="N",
                        help=f"arrival orders (seeds; default {DEFAULT_ORDERS})")
-    group.add_argument("--seed", type=_natural, metavar="N", help=f"the first order's seed (default {DEFAULT_SEED})")
+    group.add_argument("--seed", type=NATURAL, metavar="N", help=f"the first order's seed (default {DEFAULT_SEED})")
     group.add_argument("--check-bound", nargs="?", const="declared", type=_delta_or_declared, metavar="DELTA",
                        help="exit 1 unless the error rate's one-sided 95%% upper bound is within the cache's declared "
                             "error_bound (or DELTA)")
@@ -84,7 +55,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _delta_or_declared(text: str) -> Any:
-    return text if text == "declared" else _delta(text)
+    return text if text == "declared" else FRACTION(text)
 
 
 def check_options(args: argparse.Namespace, protocol: str | None) -> None:
