@@ -11,6 +11,7 @@ from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages import assembly as out
 
 REFERENCES_PNG = "reports/references.png"
+STREAM_PNG = "reports/stream.png"
 
 
 @asset(group_name=EVALUATION)
@@ -49,5 +50,7 @@ def stream_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> Out
     written = out.write_files(build.outputs, stream_files(result))
     headline = {r["cache"]: {"hit_rate": r["hit_rate"], "error_rate": r["error_rate"], "upper": r["upper"],
                              "verdict": r["verdict"]} for r in result["table"]}
-    return Output(written, metadata={"headline": MetadataValue.json(headline),
+    plot = {"plot": show.png_image(build.outputs / STREAM_PNG, "cumulative FHR against requests served, per order")} \
+        if STREAM_PNG in written else {}
+    return Output(written, metadata={"headline": show.headline_table(headline, "cache"), **plot,
                                      **show.files_written(build.outputs, written, build.profile)})
