@@ -37,8 +37,7 @@ def reference_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> 
 
 @asset(group_name=EVALUATION)
 def stream_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> Output[dict[str, str]]:
-    """The store/lookup reference caches as they run: the stream protocol on the built benchmark, each
-    declared error bound tested (skipped where the profile says so, as reference_reports)."""
+    """The store/lookup reference caches under the stream protocol, each declared error bound tested."""
     from domains import domain_names
     from pipeline.core.config import load_profile
     from pipeline.references.stream_report import score_stream_references, stream_files
