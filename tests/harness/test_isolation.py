@@ -62,8 +62,9 @@ def test_the_binary_label_cheat_fails_the_gate_through_the_cli(tmp_path, capsys)
     code, data, err = score(tmp_path, capsys, module(tmp_path, "cheat", CHEAT), "--max-fhr", "0.01")
     assert data["errors"]["count"] == 10 and data["metrics"]["f1"]["value"] == 0.0
     assert "Pair has no attribute 'binary_label'" in data["errors"]["messages"][0]
-    # every row MISS: FHR 0 passes the FHR gate, but with F1 0 and ten errors in the report
-    assert code == 0 and data["isolation"] in ("bubblewrap", "process")
+    # every row an error, scored MISS: FHR 0, which must not pass a CI gate
+    assert code == 1 and data["isolation"] in ("bubblewrap", "process")
+    assert "10 of 10 decisions were errors (scored MISS), so its FHR 0.000" in err
 
 
 # ---- item 2: apart from the scorer

@@ -119,6 +119,13 @@ def gate(data: dict, max_fhr: float, name: str) -> str:
         raise GateFailed(f"FHR of {name} is undefined (no MISS rows), so --max-fhr {max_fhr:g} cannot be checked. "
                          "Score a benchmark that has MISS rows")
     text = f"FHR {fhr['value']:.3f} ({fhr['k']}/{fhr['n']})"
+    errors = (data.get("errors") or {}).get("count") or 0
+    if errors:
+        # An error is scored MISS, and a MISS is never a false hit: a cache that raises (or reads what
+        # it is not given) would pass any FHR limit. A gate passes only a cache that decided every row.
+        raise GateFailed(f"{name}: {errors:,} of {data['bench']['n']:,} decisions were errors (scored MISS), so its "
+                         f"{text} says nothing against --max-fhr {max_fhr:g}. Fix the cache (the report lists the "
+                         "first errors)")
     if fhr["value"] > max_fhr:
         raise GateFailed(f"{name}: {text} exceeds --max-fhr {max_fhr:g}. Make the cache serve fewer false hits, "
                          "or raise the limit")
