@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -105,6 +106,31 @@ def output_problem(path: str | Path, inputs: dict[str, str | Path | None] | None
                 return f"is the run's input {option} {given}"
         except OSError:
             continue
+    return None
+
+
+def folder_problem(path: str | Path, min_free_mb: int) -> str | None:
+    """Why files cannot be written into the folder `path` (made when missing), or None: it, or the
+    nearest folder that exists above it, is a file, is not writable (a probe file is made and removed:
+    a read-only filesystem or missing permission shows only then), or has less than `min_free_mb` MB
+    free. Asked before any work, so that a build never fails late on a place the user named."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        return "is a file, not a folder"
+    probe = p
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, not a folder"
+    try:
+        fd, name = tempfile.mkstemp(prefix=".cacheeval-probe-", dir=str(probe))
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        return f"cannot be written ({exc.strerror or exc})"
+    free_mb = shutil.disk_usage(probe).free // 2**20
+    if free_mb < min_free_mb:
+        return f"has {free_mb} MB free on its filesystem, under the {min_free_mb} MB this needs"
     return None
 
 

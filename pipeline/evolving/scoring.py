@@ -35,6 +35,37 @@ class Target:
     identity: dict              # name, protocol, behaviour_sha256, code_sha256, model_snapshot, threshold
 
 
+def check_target(name: str) -> None:
+    """Refuse, before any work, a target that cannot be resolved: an unknown reference name, or a
+    module:<file.py or dotted module> that is not there. One line naming --target (a quick check: the
+    cache itself is built later, by `resolve`)."""
+    if name.startswith(MODULE_PREFIX):
+        import importlib.util
+
+        spec = name[len(MODULE_PREFIX):].partition(":")[0]
+        if not spec:
+            raise InputError(f"--target {name}: no module. Write module:<file.py or dotted module>[:<Class>]")
+        if spec.endswith(".py"):
+            if not Path(spec).is_file():
+                raise InputError(f"--target {name}: file {spec} not found. Pass an existing .py file or a dotted module")
+            return
+        try:
+            found = importlib.util.find_spec(spec)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise InputError(f"--target {name}: no module named {spec!r}. Pass a .py file or a dotted module "
+                             "importable from the current directory")
+        return
+    from pipeline.core.registry import UnknownNameError
+    from pipeline.references import get_reference
+
+    try:
+        get_reference(name)
+    except UnknownNameError as exc:
+        raise InputError(f"--target: {exc}. Or name a user cache as module:<file.py>[:<Class>]") from None
+
+
 def resolve(name: str, bench: Path) -> Target:
     """The cache `name` names, built against the main benchmark `bench` (see the module docstring)."""
     from pipeline.harness.scoring import Chosen

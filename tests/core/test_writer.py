@@ -68,3 +68,15 @@ def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path):
     target.chmod(0o640)
     atomic_write(target, b"new")
     assert target.read_bytes() == b"new" and stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_a_folder_that_cannot_take_files_is_named_with_the_reason(tmp_path):
+    from pipeline.core.writer import folder_problem
+
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    assert folder_problem(tmp_path / "new" / "deeper", 1) is None and not (tmp_path / "new").exists()
+    assert folder_problem(tmp_path / "file", 1) == "is a file, not a folder"
+    assert folder_problem(tmp_path / "file" / "sub", 1) == f"{tmp_path / 'file'} is a file, not a folder"
+    assert folder_problem(tmp_path, 10**9).startswith("has ") and "under the 1000000000 MB this needs" in \
+        folder_problem(tmp_path, 10**9)
+    assert list(tmp_path.iterdir()) == [tmp_path / "file"]  # the probe leaves nothing behind

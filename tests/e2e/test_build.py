@@ -191,3 +191,28 @@ def test_check_catches_a_one_byte_change(smoke, cache_dir, tmp_path):
                           text=True, timeout=900)
     assert proc.returncode == 1
     assert f"cachebench.jsonl: row {first['id']}: field query_b differs" in proc.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--out", "{file}"], "error: --out {file}: is a file, not a folder. Choose a writable folder with room\n"),
+    (["--cache-dir", "{file}"], "error: --cache-dir {file}: is a file, not a folder. Choose a writable folder with room\n"),
+])
+def test_an_unusable_out_or_cache_dir_is_one_line_before_any_work(tmp_path, capsys, argv, message):
+    # Before: a 21-line traceback after the whole build, or "running without it" and a failure 50 s later.
+    from pipeline.app.cli import main
+
+    file = tmp_path / "a-file"
+    file.write_text("keep", encoding="utf-8")
+    code = main(["build", "--profile", "smoke", *[a.format(file=file) for a in argv]])
+    assert (code, capsys.readouterr().err) == (1, message.format(file=file))
+    assert file.read_text(encoding="utf-8") == "keep" and sorted(tmp_path.iterdir()) == [file]
+
+
+def test_evolve_resolves_its_target_before_any_work(capsys):
+    from pipeline.app.cli import main
+
+    code = main(["evolve", "--quarter", "2026-Q4", "--target", "module:/missing.py"])
+    assert (code, capsys.readouterr().err) == (
+        1, "error: --target module:/missing.py: file /missing.py not found. Pass an existing .py file or a dotted module\n")
+    code = main(["evolve", "--quarter", "2026-Q4", "--target", "garbage"])
+    assert code == 1 and capsys.readouterr().err.startswith("error: --target: Unknown reference 'garbage'.")

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from pipeline.core import settings
-from pipeline.core.errors import BuildError
+from pipeline.core.errors import BuildError, InputError
+from pipeline.core.writer import folder_problem
 
 EXAMPLES = """examples:
   cacheeval build                              # the embedded default (v1.1) into outputs/
@@ -49,10 +50,28 @@ def _datasets(resolved: settings.Settings) -> Path | None:
     return d
 
 
+OUT_FREE_MB = 64      # a v1.1 build writes about 11 MB into its folder (and a staged copy beside it)
+CACHE_FREE_MB = 256   # the embedding cache alone is about 130 MB after a cold v1.1 build
+
+
+def check_places(resolved: settings.Settings, out: Path | None, cache_given: bool, out_option: str = "--out") -> None:
+    """The output folder and the cache root, checked before any work: one line naming the path and the
+    OS's reason (a file, read-only, out of space), and nothing written."""
+    named = [(out_option, out, OUT_FREE_MB)] if out is not None else []
+    cache_option = "--cache-dir" if cache_given else "the cache root"
+    for option, path, need in [*named, (cache_option, resolved.cache_root, CACHE_FREE_MB)]:
+        problem = folder_problem(path, need)
+        if problem:
+            raise InputError(f"{option} {path}: {problem}. Choose a writable folder with room")
+
+
 def run(args) -> int:
     resolved = settings.resolve(datasets_dir=args.datasets_dir, cache_dir=args.cache_dir,
                                 profile=getattr(args, "profile", None))
     settings.ensure_offline(resolved)
+    from pipeline.core.paths import OUTPUTS
+
+    check_places(resolved, None if args._command == "check" else (args.out or OUTPUTS), bool(args.cache_dir))
     if args._command == "check":
         return _check(args, resolved)
     from pipeline.app.cli.materialize import run_build

@@ -37,13 +37,16 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
     """Materialise the evolving group for `quarter`; the files written (name -> sha256), and under
     "values" the values of the assets named in `values`. A failed blocking check or step is one
     BuildError, and nothing is written then."""
+    from pipeline.evolving.scoring import check_target
+    from pipeline.evolving.slicing import load_config, parse_quarter, quarter_key
+
+    check_target(target or load_config().target)  # before any work (and before Dagster loads): fails at once
     from dagster import DagsterInstance, FilesystemIOManager, materialize
 
     from assets.evolving import QUARTER_TAG, QUARTERS
     from pipeline.app.cli.materialize import QUIET, _failed_checks, _first_error
     from pipeline.app.definitions import evolving_assets, evolving_checks
     from pipeline.orchestration.resources import BuildSettings, EvolveSettings
-    from pipeline.evolving.slicing import load_config, parse_quarter, quarter_key
 
     key = quarter_key(quarter)
     first, last = QUARTERS.get_first_partition_key(), QUARTERS.get_last_partition_key()
@@ -79,6 +82,10 @@ def run(args) -> int:
     # --datasets-dir goes on as given: the build resource resolves it over $CACHEEVAL_DATASETS_DIR
     resolved = settings.resolve(cache_dir=args.cache_dir)
     settings.ensure_offline(resolved)
+    from pipeline.app.cli.build import check_places
+    from pipeline.core.paths import OUTPUTS as _OUTPUTS
+
+    check_places(resolved, args.out or _OUTPUTS / "evolving", bool(args.cache_dir))
     t0 = time.perf_counter()
     written = run_evolve(args.quarter, args.target, args.out, args.bench, args.datasets_dir, resolved.cache_root)
     from pipeline.core.paths import OUTPUTS
