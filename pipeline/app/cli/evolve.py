@@ -82,7 +82,7 @@ def run(args) -> int:
     # --datasets-dir goes on as given: the build resource resolves it over $CACHEEVAL_DATASETS_DIR
     resolved = settings.resolve(cache_dir=args.cache_dir)
     settings.ensure_offline(resolved)
-    from pipeline.app.cli.build import check_places
+    from pipeline.app.cli.places import check_places
     from pipeline.core.paths import OUTPUTS as _OUTPUTS
 
     check_places(resolved, args.out or _OUTPUTS / "evolving", bool(args.cache_dir))
