@@ -11,7 +11,7 @@ Texts run in batches whose shape never depends on what else is embedded: every r
 BATCH_ROWS rows (a short batch is filled with copies of its first row, whose outputs are dropped),
 and a text's tokens are padded to the next multiple of PAD_TO, so its own length alone decides the
 width of the batch it joins. With the shape fixed, ONNX Runtime computes each row the same way
-whatever its batch-mates and its position (tests/stages/test_embed_runtime.py checks it, bit for
+whatever its batch-mates and its position (tests/services/test_embed_runtime.py checks it, bit for
 bit): a vector depends on its text only, never on which texts were missing from the cache or how
 the work was split over workers. One weight pass serves eight texts: mpnet embeds about 1.5 times
 as many texts per second as one text per run (benchmarks/build_time.py).
@@ -25,7 +25,7 @@ anything else (missing, truncated or edited files, an edited max_length, a stray
 line and a new export. The export's fingerprint (the sha256 of every file in it, export.json included)
 goes into every embedding's cache key (embedders.model_identity): vectors made from any other export
 can never be read back under an intact export's key. The export is deterministic (two exports of one
-model have the same bytes, tests/stages/test_export_integrity.py checks it), so an intact export's
+model have the same bytes, tests/services/test_export_integrity.py checks it), so an intact export's
 fingerprint is a pure function of the installed model and the recipe: a cold and a warm build key
 their vectors alike.
 """

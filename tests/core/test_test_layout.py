@@ -1,8 +1,8 @@
 """The test suite mirrors the packages, and its modules stand alone.
 
-Test modules live in one folder per part of the project (domains, sources, harness, llm, stages,
-core, e2e), never at the top of tests/; shared helpers are plain modules at the top (doubles and
-assertions), and no test module imports another test module (pytest would collect its tests twice
+Test modules live in one folder per part of the project (core, sources, services, llm, domains,
+harness, stages, references, evolving, e2e), never at the top of tests/; shared helpers are plain
+modules at the top (doubles and assertions), and no test module imports another test module (pytest would collect its tests twice
 and a rename would break a stranger's file).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-FOLDERS = {"core", "domains", "e2e", "harness", "llm", "sources", "stages"}
+FOLDERS = {"core", "domains", "e2e", "evolving", "harness", "llm", "references", "services", "sources", "stages"}
 
 
 def _test_modules() -> list[Path]:
