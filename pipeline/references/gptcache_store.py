@@ -32,25 +32,13 @@ from typing import Any, Callable
 
 from pipeline.core.errors import InputError
 from pipeline.harness.stateful import Request
+from pipeline.references.model_vectors import ModelVectors, embedder_identity
 
 # GPTCache's memory eviction defaults to 1,000 entries: the shared protocol stores one entry per
 # row (2,000), and it measures decisions, not eviction, so nothing may be evicted.
 MAX_ENTRIES = 100_000
 VERSIONS = ("gptcache", "faiss-cpu", "SQLAlchemy", "cachetools")
 EMBEDDINGS = ("cache", "model")
-
-
-def _embedders_code() -> str:
-    from pipeline.core.hashing import file_sha256
-    from pipeline.services import embedders, onnx_runtime
-
-    return ";".join(file_sha256(m.__file__) for m in (embedders, onnx_runtime))
-
-
-def _runtime(spec: Any) -> str:
-    from pipeline.services.embedders import runtime_key
-
-    return runtime_key(spec)
 
 
 def _observed_evaluation() -> Any:
@@ -71,7 +59,7 @@ def _observed_evaluation() -> Any:
     return ObservedSearchDistance()
 
 
-class GPTCacheStore:
+class GPTCacheStore(ModelVectors):
     """A GPTCache `Cache` behind `store`, `lookup` and `reset`, with `model_snapshot` (sha256 of
     the embedder's weights) and `settings` for the evaluation-result cache key."""
 
@@ -129,8 +117,7 @@ class GPTCacheStore:
             "embeddings": self.embeddings,
             "versions": {name: importlib.metadata.version(name) for name in VERSIONS},
             # how the vectors are computed (batch-invariant, normalised) is code outside the harness
-            "embedder_code": _embedders_code(),
-            "embedder_runtime": _runtime(self.spec),
+            **embedder_identity(self.spec),
         }
 
     # ---- GPTCache, built on first use
@@ -142,19 +129,6 @@ class GPTCacheStore:
 
         vecs, _ = embed_texts(self.spec, [data], self._vector_cache, self._root(), loader=self._loader)
         return vecs[0]
-
-    def _root(self) -> Path:
-        from pipeline.core import settings
-
-        return settings.cache_root(self.cache_dir)
-
-    def _loader(self, spec: Any, cache_dir: Path) -> Callable[[list[str]], Any]:
-        """The model, loaded once, for the texts the embedding cache does not hold."""
-        if self._encode is None:
-            from pipeline.services.embedders import load_encoder
-
-            self._encode = load_encoder(spec, cache_dir)
-        return self._encode
 
     def _new_data_manager(self) -> Any:
         import faiss

@@ -53,6 +53,7 @@ from typing import Any, Callable, Sequence
 
 from pipeline.core.errors import InputError
 from pipeline.harness.stateful import Request, marker
+from pipeline.references.model_vectors import ModelVectors, embedder_identity
 
 SCOPES = ("entry", "global")
 EMBEDDINGS = ("cache", "model")
@@ -153,7 +154,7 @@ class _Entry:
     fitted: int = -1              # how many observations the fit was made from
 
 
-class VCacheStore:
+class VCacheStore(ModelVectors):
     """vCache-style online cache with error bound δ (see the module docstring)."""
 
     tier = "embedding"
@@ -212,28 +213,12 @@ class VCacheStore:
     @property
     def settings(self) -> dict:
         """Everything else that can change a decision."""
-        from pipeline.core.hashing import file_sha256
-        from pipeline.services import embedders, onnx_runtime
-
         return {"delta": self.delta, "scope": self.scope, "ridge": self.ridge, "eps_steps": EPS_STEPS,
                 "rule": "hit when max_eps (1 - eps) L(s; t + z se, gamma) >= 1 - delta",
                 "text": "query", "embeddings": self.embeddings,
-                "embedder_code": ";".join(file_sha256(m.__file__) for m in (embedders, onnx_runtime)),
-                "embedder_runtime": embedders.runtime_key(self._embedder_spec())}
+                **embedder_identity(self._embedder_spec())}
 
     # ---- vectors
-
-    def _root(self) -> Path:
-        from pipeline.core import settings
-
-        return settings.cache_root(self.cache_dir)
-
-    def _loader(self, spec: Any, cache_dir: Path) -> Callable[[list[str]], Any]:
-        if self._encode is None:
-            from pipeline.services.embedders import load_encoder
-
-            self._encode = load_encoder(spec, cache_dir)
-        return self._encode
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed `texts` now (one call; the same vectors as one at a time), so lookups only read them."""

@@ -77,20 +77,17 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
 
 
 def run(args) -> int:
+    from pipeline.app.cli.places import check_places
     from pipeline.core import settings
+    from pipeline.core.paths import OUTPUTS
 
     # --datasets-dir goes on as given: the build resource resolves it over $CACHEEVAL_DATASETS_DIR
     resolved = settings.resolve(cache_dir=args.cache_dir)
     settings.ensure_offline(resolved)
-    from pipeline.app.cli.places import check_places
-    from pipeline.core.paths import OUTPUTS as _OUTPUTS
-
-    check_places(resolved, args.out or _OUTPUTS / "evolving", bool(args.cache_dir))
+    folder = (args.out or OUTPUTS / "evolving").resolve()
+    check_places(resolved, folder, bool(args.cache_dir))
     t0 = time.perf_counter()
     written = run_evolve(args.quarter, args.target, args.out, args.bench, args.datasets_dir, resolved.cache_root)
-    from pipeline.core.paths import OUTPUTS
-
-    folder = (args.out or OUTPUTS / "evolving").resolve()
     for name, sha in sorted(written.items()):
         print(f"wrote {folder / name} (sha256 {sha[:16]})")
     print(f"{args.quarter}: done in {time.perf_counter() - t0:.1f}s; the report is {folder / (args.quarter + '.md')}")
