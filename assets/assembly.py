@@ -62,8 +62,17 @@ def benchmark_files(build: BuildSettings, cachebench: list[dict]) -> Output[dict
 def calibration_report(build: BuildSettings, selected_rows: SelectedRows, row_similarities: Similarities,
                        row_difficulty: DifficultyResult) -> Output[dict[str, str]]:
     """reports/calibration.md in the output folder: per-model thresholds, agreement, kappa, similarity plot."""
-    written = out.write_calibration(build.outputs, list(selected_rows.rows), vars(row_similarities),
-                                    vars(row_difficulty))
+    from pipeline.orchestration.step_cache import StepCache, fingerprint
+
+    def compute() -> dict[str, bytes]:  # the plot is the slow part: its bytes come from the step cache
+        made = out.write_calibration(build.outputs, list(selected_rows.rows), vars(row_similarities),
+                                     vars(row_difficulty))
+        return {rel: (build.outputs / rel).read_bytes() for rel in made}
+
+    files = StepCache(build.caches).run("calibration_report", lambda: {
+        "rows": fingerprint(list(selected_rows.rows)), "similarities": fingerprint(row_similarities),
+        "difficulty": fingerprint(row_difficulty)}, compute)
+    written = out.write_files(build.outputs, files)
     kappa = show.kappa(row_difficulty.kappa, row_similarities.members, row_similarities.held_out)
     plot = {"plot": show.png_image(build.outputs / CALIBRATION_PNG, "similarity distributions per label")} \
         if CALIBRATION_PNG in written else {}

@@ -21,25 +21,32 @@ def row_similarities(context: AssetExecutionContext, build: BuildSettings,
     from pipeline.services.embed_cache import EmbeddingCache, embed_many
     from pipeline.services.embedders import load_embedders_config, runtime_key
 
+    from pipeline.orchestration.cached_steps import embedded
+    from pipeline.orchestration.step_cache import fingerprint
+
     cfg = load_embedders_config()
     rows = selected_rows.rows
     texts = [r.candidate.query_a for r in rows] + [r.candidate.query_b for r in rows]
     names = [*cfg.members, cfg.held_out]
-    cache = EmbeddingCache(build.caches / "embeddings.sqlite")
-    try:  # every embedder's misses at once, over every core (pipeline/services/embed_pool.py)
-        vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches, progress=context.log.info,
-                                   workers=build.settings.workers)
-    finally:
-        cache.close()
-    sims, snapshots = {}, {}
-    for name in names:
-        a, b = vecs[name][: len(rows)], vecs[name][len(rows):]
-        sims[name] = [round(float(x), 6) for x in np.sum(a * b, axis=1)] if rows else []
-        snapshots[name] = {"upstream": cfg.specs[name].upstream, "sha256": weights[name],
-                           "runtime": runtime_key(cfg.specs[name])}
-    return Output(Similarities(sims, snapshots, tuple(cfg.members), cfg.held_out),
-                  metadata={"embedders": MetadataValue.json(snapshots), "cache_hits": cache.hits,
-                            "cache_misses": cache.misses})
+
+    def compute() -> tuple[Similarities, int, int]:
+        cache = EmbeddingCache(build.caches / "embeddings.sqlite")
+        try:  # every embedder's misses at once, over every core (pipeline/services/embed_pool.py)
+            vecs, weights = embed_many({n: texts for n in names}, cfg.specs, cache, build.caches,
+                                       progress=context.log.info, workers=build.settings.workers)
+        finally:
+            cache.close()
+        sims, snapshots = {}, {}
+        for name in names:
+            a, b = vecs[name][: len(rows)], vecs[name][len(rows):]
+            sims[name] = [round(float(x), 6) for x in np.sum(a * b, axis=1)] if rows else []
+            snapshots[name] = {"upstream": cfg.specs[name].upstream, "sha256": weights[name],
+                               "runtime": runtime_key(cfg.specs[name])}
+        return Similarities(sims, snapshots, tuple(cfg.members), cfg.held_out), cache.hits, cache.misses
+
+    value, hits, misses = embedded(build.caches, "row_similarities", lambda: {"texts": fingerprint(texts)}, compute)
+    return Output(value, metadata={"embedders": MetadataValue.json(value.snapshots), "cache_hits": hits,
+                                   "cache_misses": misses})
 
 
 @asset(group_name=DIFFICULTY)

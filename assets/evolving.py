@@ -45,16 +45,16 @@ def _quarter(context) -> str:
 def evolving_candidates(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings) -> Output[dict]:
     """The quarter's held-out near-miss pairs: every domain's generators, seeds unused by the main benchmark."""
     from domains import domain_names
-    from domains.check import generate
+    from pipeline.orchestration.cached_steps import generate
 
     quarter = _quarter(context)
     used = ev.used_requests(ev.read_rows(evolve.bench_path))
     for earlier in ev.earlier_slices(evolve.out_path, quarter):
         used |= ev.used_requests(ev.read_rows(earlier))
-    datasets, llm = build.datasets(), build.llm()
+    datasets, llm, extract = build.datasets(), build.llm(), ev.pool_extract()
     cands, drops, generated = [], Counter(), 0
     for domain in domain_names():
-        made, gen_drops = generate(domain, ev.pool_context(domain, datasets, llm))
+        made, gen_drops = generate(build.caches, domain, ev.pool_context(domain, datasets, llm, extract))
         near = [c for c in made if c.label == ev.LABEL]
         generated += len(near)
         kept, why = ev.held_out(domain, quarter, near, used, CONFIG.candidates_per_domain)
@@ -62,19 +62,21 @@ def evolving_candidates(context: AssetExecutionContext, build: BuildSettings, ev
         drops.update(why)
         cands += kept
     per = Counter(f"{c.domain} / {ev.operator_of(c)}" for c in cands)
+    methods = Counter(c.construction_method for c in cands)
     return Output({"quarter": quarter, "candidates": cands, "generated": generated, "drops": dict(sorted(drops.items()))},
                   metadata={"quarter": quarter, "near_misses_generated": generated, "held_out": len(cands),
                             "drops": MetadataValue.json(dict(sorted(drops.items()))),
+                            "per_method": MetadataValue.json(dict(sorted(methods.items()))),
                             "per_domain_operator": MetadataValue.json(dict(sorted(per.items())))})
 
 
 @asset(group_name=EVOLVING, partitions_def=QUARTERS)
-def evolving_verified(evolving_candidates: dict) -> Output[dict]:
+def evolving_verified(build: BuildSettings, evolving_candidates: dict) -> Output[dict]:
     """The held-out candidates through the main build's deterministic verifiers and policies."""
-    from domains.check import verify_candidates
     from pipeline.core.errors import BuildError
+    from pipeline.orchestration.cached_steps import verify
 
-    kept, drops = verify_candidates(list(evolving_candidates["candidates"]))
+    kept, drops = verify(build.caches, list(evolving_candidates["candidates"]))
     if any(reason.split(":", 1)[-1].startswith("verifier_error") for reason in drops):
         raise BuildError(f"a verifier raised on a {evolving_candidates['quarter']} candidate ({dict(drops)}). "
                          "A verifier that raises is a bug: fix it in domains/verify/")
@@ -86,6 +88,26 @@ def evolving_verified(evolving_candidates: dict) -> Output[dict]:
 def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings,
                     evolving_verified: dict) -> Output[dict]:
     """Each verified candidate as a benchmark row, scored by the target and every reference cache."""
+    from pipeline.evolving.scoring import MODULE_PREFIX
+    from pipeline.orchestration.cached_steps import embedded
+    from pipeline.orchestration.step_cache import files_sha256, fingerprint
+
+    target = evolve.target or CONFIG.target
+    bench = evolve.bench_path
+
+    def inputs() -> dict:  # a reference target's code is the project's; a module: target's is not: it runs
+        splits = sorted(p.relative_to(bench.parent).as_posix() for p in (bench.parent / "splits").rglob("*") if p.is_file())
+        return {"verified": fingerprint(evolving_verified), "benchmark": files_sha256(bench.parent, [bench.name, *splits]),
+                "target": target, "made_with_code": evolve.made_with_code}
+
+    compute = lambda: _scored(context, build, evolve, evolving_verified)  # noqa: E731
+    s = compute() if target.startswith(MODULE_PREFIX) else embedded(build.caches, "evolving_scored", inputs, compute)
+    return Output(s, metadata={"rows": len(s["rows"]), "target": MetadataValue.json(s["target"]),
+                               "target_fooled": sum(1 for h, _ in s["target_decisions"].values() if h),
+                               "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in s["rows"])))})
+
+
+def _scored(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings, evolving_verified: dict) -> dict:
     from domains import domain_names
     from pipeline.core.writer import jsonl_bytes
     from pipeline.evolving import scoring as sc
@@ -110,16 +132,13 @@ def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve
     hits = sc.decisions(target, bench_file)
     built = {target.identity["name"]: target} if target.chosen.reference else {}
     refs = sc.reference_decisions(evolve.bench_path, bench_file, built)
-    return Output({**evolving_verified, "rows": rows, "by_id": dict(items), "target": target.identity, "target_decisions": hits,
-                   "references": refs, "bench_sha256": file_sha256(evolve.bench_path)},
-                  metadata={"rows": len(rows), "target": MetadataValue.json(target.identity),
-                            "target_fooled": sum(1 for h, _ in hits.values() if h),
-                            "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in rows)))})
+    return {**evolving_verified, "rows": rows, "by_id": dict(items), "target": target.identity, "target_decisions": hits,
+            "references": refs, "bench_sha256": file_sha256(evolve.bench_path)}
 
 
 @asset(group_name=EVOLVING, partitions_def=QUARTERS)
 def evolving_slice(context: AssetExecutionContext, evolving_scored: dict) -> Output[dict]:
-    """The slice: rows that fool the target, spread over domains and operators (never padded)."""
+    """The slice: rows that fool the target, spread over domains, methods and operators (never padded)."""
     from domains import domain_names
 
     s = evolving_scored
@@ -134,7 +153,10 @@ def evolving_slice(context: AssetExecutionContext, evolving_scored: dict) -> Out
                                   for r in chosen}},
                   metadata={"quarter": quarter, "rows": len(chosen), "fooled": choice.fooled,
                             "candidates": choice.candidates, "short": short or "no",
-                            "per_domain": MetadataValue.json(dict(Counter(r["domain"] for r in chosen)))})
+                            "per_domain": MetadataValue.json(dict(Counter(r["domain"] for r in chosen))),
+                            "per_operator": MetadataValue.json(dict(Counter(r["provenance"]["evolving"]["operator"]
+                                                                            for r in chosen))),
+                            "per_method": MetadataValue.json(dict(Counter(r["construction_method"] for r in chosen)))})
 
 
 def _check(name: str, description: str):
@@ -166,7 +188,7 @@ def evolving_files(evolve: EvolveSettings, evolving_scored: dict, evolving_slice
 
     from pipeline.evolving.report import slice_files
 
-    files = slice_files(evolve.out_path, evolving_scored, evolving_slice, domain_names(), evolve.bench_path)
+    files = slice_files(evolve.out_path, evolving_scored, evolving_slice, domain_names(), evolve.bench_path, CONFIG)
     written = write_files(evolve.out_path, files)
     return Output(written, metadata={"out_dir": str(evolve.out_path),
                                      "files": MetadataValue.json(written)})

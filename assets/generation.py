@@ -12,11 +12,11 @@ from domains import domain_names
 from domains.corpora.licences import commercial_ok
 from domains.base import GenContext
 from domains.lm import yields as lm_yields
-from domains.check import generate
 from pipeline.core.config import load_profile
+from pipeline.orchestration import cached_steps
 from pipeline.orchestration.partitions import for_each_domain, per_domain, per_domain_asset
 from pipeline.orchestration.resources import BuildSettings
-from domains.corpora.mining import MinedPairs
+from domains.corpora.extract import Extract
 from pipeline.stages.values import DomainCandidates
 
 DOMAIN_PARTITIONS = StaticPartitionsDefinition(domain_names())
@@ -24,15 +24,17 @@ CANDIDATES = per_domain(DomainCandidates, "candidate_rows")
 
 
 @per_domain_asset(DOMAIN_PARTITIONS, group_name=GENERATION, dagster_type=CANDIDATES)
-def candidate_rows(context: AssetExecutionContext, build: BuildSettings, mined_pairs: MinedPairs):
-    """Candidate pairs of one domain from each of its generators (curated, operators, templates, corpora)."""
+def candidate_rows(context: AssetExecutionContext, build: BuildSettings, corpus_extract: Extract):
+    """Candidate pairs of one domain from each of its generators (curated, operators, templates, LM) and
+    the corpora's verified pairs (corpus_extract: mined real traffic, existing benchmarks, intents,
+    operators on real requests)."""
     profile = load_profile(build.profile)
 
     def one(domain: str) -> tuple[DomainCandidates, dict]:
         ctx = GenContext(domain=domain, profile=profile.name, need=dict(profile.matrix.get(domain, {})),
-                         datasets=build.datasets(), llm=build.llm(), mined=mined_pairs)
+                         llm=build.llm(), extract=corpus_extract)
         lm_yields.clear(domain)
-        generated, drops = generate(domain, ctx)
+        generated, drops = cached_steps.generate(build.caches, domain, ctx)
         cands, per = [], Counter()
         for c in generated:
             if build.commercial_only and not commercial_ok(c):  # --commercial-only: licence forbids it

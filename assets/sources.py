@@ -20,10 +20,13 @@ candidate_rows hands it to the generators (GenContext.mined): each domain's real
 generator takes the rows routed to it (the mining rules its spec names), and never mines itself.
 """
 
+from collections import Counter
+
 from dagster import In, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
 
 from assets.groups import SOURCES
 from domains.corpora.mining import SHARD_SLOTS, MinedPairs, PreparedShard
+from pipeline.core.paths import EXTRACT, PROJECT_ROOT
 from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.assembly import input_manifest
 
@@ -108,3 +111,51 @@ def mined_pairs() -> MinedPairs:
     """Candidate pairs mined from real user traffic (ShareGPT, Chatbot Arena, WildChat), in 16 fixed slot steps."""
     names = real_traffic_shards()
     return merge_mined_shards(names, **{slot_input(k): slot_op(names) for k, slot_op in enumerate(SLOT_OPS)})
+
+
+@asset(group_name=SOURCES)
+def corpus_extract(context, build: BuildSettings, mined_pairs: MinedPairs):
+    """The corpora's verified candidate pairs: made from the datasets dir when there is one, else the
+    committed extract (sources/extract/pairs.jsonl), so the embedded default holds real requests too."""
+    from domains.corpora import extract as ex
+
+    datasets = build.datasets()
+    if datasets is None:
+        value, origin = ex.read(EXTRACT), f"committed extract {EXTRACT.relative_to(PROJECT_ROOT)}"
+    else:
+        data, drops = extract_from(datasets, mined_pairs)
+        value, origin = ex.parse(data, "extract made from the datasets dir"), f"made from {build.datasets_path}"
+        value = ex.Extract(value.candidates, value.sha256, value.data, dict(drops))
+    per = Counter(f"{c.domain}/{c.label}/{c.construction_method}" for c in value.candidates)
+    context.add_output_metadata({
+        "origin": origin, "sha256": value.sha256, "pairs": len(value.candidates),
+        "construction_methods": MetadataValue.json(value.methods()),
+        "per_domain_label_method": MetadataValue.json(dict(sorted(per.items()))),
+        "drops": MetadataValue.json(dict(sorted(value.drops.items())))})
+    return value
+
+
+def extract_from(datasets, mined: MinedPairs):
+    """(the extract's bytes, drops by reason) from a datasets dir and its mined pairs."""
+    from domains import domain_names
+    from domains.corpora import extract as ex
+
+    traps, trap_drops = ex.real_request_traps(datasets)
+    data, drops = ex.build(datasets, mined, domain_names(), corpus_file_hashes(datasets), traps)
+    drops.update({f"traps:{k}": n for k, n in trap_drops.items()})
+    return data, drops
+
+
+def corpus_file_hashes(datasets) -> dict[str, str]:
+    """sha256 of every input file of the corpora present, by path relative to the datasets dir."""
+    import hashlib
+
+    out = {}
+    for corpus in datasets.found():
+        for rel in datasets.files(corpus):
+            h = hashlib.sha256()
+            with open(datasets.folder(corpus) / rel, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            out[f"{corpus}/{rel}"] = h.hexdigest()
+    return out

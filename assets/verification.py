@@ -11,9 +11,10 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue
 from assets.generation import CANDIDATES, DOMAIN_PARTITIONS
 from assets.groups import VERIFICATION
 from domains.base import Candidate
-from domains.check import verify_candidates
 from pipeline.core.errors import BuildError
+from pipeline.orchestration import cached_steps
 from pipeline.orchestration.partitions import by_domain, for_each_domain, per_domain, per_domain_asset
+from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.values import VerifiedRows
 
 # The reason domains.verify.verify gives a candidate whose verifier raised ("verifier_error:<exception>").
@@ -23,13 +24,13 @@ VERIFIED = per_domain(VerifiedRows, "verified_rows")
 
 @per_domain_asset(DOMAIN_PARTITIONS, group_name=VERIFICATION, dagster_type=VERIFIED,
                   ins={"candidate_rows": AssetIn(dagster_type=CANDIDATES)})
-def verified_rows(context: AssetExecutionContext, candidate_rows):
+def verified_rows(context: AssetExecutionContext, build: BuildSettings, candidate_rows):
     """Candidates whose label their domain's deterministic verifier confirms; drops counted by reason."""
     domains = by_domain(candidate_rows)
 
     def one(domain: str) -> tuple[VerifiedRows, dict]:
         cands = domains[domain]
-        kept, ver_drops = verify_candidates(list(cands.candidates))
+        kept, ver_drops = cached_steps.verify(build.caches, list(cands.candidates))
         if any(VERIFIER_ERROR in reason for reason in ver_drops):
             raise BuildError(verifier_crashes(domain, cands.candidates))
         drops = Counter({f"generation:{k}": v for k, v in cands.drops.items()})

@@ -6,6 +6,11 @@ virtual environment; then the current tree. Each build starts from an empty cach
 then runs again on it (warm). Targets on this machine (2 cores): cold v1.1 build <= 4 min.
 
     .venv/bin/python benchmarks/build_time.py [--profile v1.1] [--baseline 23c2c1a] [--no-baseline] [--current REV]
+    .venv/bin/python benchmarks/build_time.py --check [--current REV]
+
+`--check` times `cacheeval check` instead (target: a warm check <= 15 s on 2 cores): from an empty
+cache folder, the cold build (which also fills the committed slices' caches), the first check after
+it, and a warm check; each check prints how many of its cached steps came from the step cache.
 
 `--current REV` times a revision (in its own worktree) instead of the working tree, so that
 uncommitted work in the checkout cannot change or break the measurement.
@@ -40,10 +45,39 @@ def build(tree: Path, profile: str, cache: Path, out: Path) -> tuple[float, floa
         m = re.match(r"^\s+([0-9.]+)\s+(\S+)$", line)
         if m and not re.search(r"_(quota|check)|^cachebench_|^selected_rows_", m.group(2)):
             stages[m.group(2)] = float(m.group(1))
+    filled = re.search(r"slices filled in ([0-9.]+)s", proc.stdout)
+    if filled:
+        stages["(slice caches)"] = float(filled.group(1))
     gen = re.findall(r"generated and verified in ([0-9.]+)s", proc.stderr)
     stages["generation+verification (10 domains)"] = sum(map(float, gen))
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return wall, peak, stages
+
+
+def run_check(tree: Path, cache: Path) -> tuple[float, str]:
+    """Wall seconds of `cacheeval check` on the committed outputs, and its step-cache line."""
+    env = {**os.environ, "CACHEEVAL_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "PYTHONPATH": str(tree)}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pipeline.app.cli", "check"], cwd=tree, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"error: check in {tree} failed:\n{proc.stderr[-3000:]}")
+    steps = next((line for line in proc.stdout.splitlines() if "step cache" in line), "")
+    return wall, steps
+
+
+def measure_check(tree: Path, profile: str) -> None:
+    """Cold build, first check after it, warm check, on one fresh cache folder; printed."""
+    with tempfile.TemporaryDirectory(prefix="cacheeval-bt-check-") as tmp:
+        cold, peak, stages = build(tree, profile, Path(tmp) / "cache", Path(tmp) / "out")
+        print(f"cold build:               {cold:7.1f} s  (peak RSS so far {peak:,.0f} MiB; of which filling the "
+              f"slices' caches {stages.get('(slice caches)', 0):.1f} s)", flush=True)
+        for label in ("first check after it:", "warm check:"):
+            wall, steps = run_check(tree, Path(tmp) / "cache")
+            print(f"{label:25s} {wall:7.1f} s  ({steps or 'no step-cache line'})", flush=True)
+        print(f"target: warm check <= 15 s: {'met' if wall <= 15 else 'NOT met'} ({wall:.1f} s)")
 
 
 def measure(tree: Path, profile: str, label: str) -> dict[str, tuple[float, dict[str, float]]]:
@@ -72,7 +106,21 @@ def main() -> None:
     ap.add_argument("--baseline", default="23c2c1a", help="git revision of the previous design")
     ap.add_argument("--no-baseline", action="store_true", help="time the current tree only")
     ap.add_argument("--current", help="git revision to time as the current design (default: the working tree)")
+    ap.add_argument("--check", action="store_true", help="time the cold build, the first check and a warm check")
     args = ap.parse_args()
+    if args.check:
+        print(f"profile {args.profile}; {os.cpu_count()} CPUs; cacheeval check on a fresh cache folder", flush=True)
+        if args.current:
+            with tempfile.TemporaryDirectory(prefix="cacheeval-current-") as wt:
+                subprocess.run(["git", "worktree", "add", "--detach", wt, args.current], cwd=ROOT, check=True,
+                               capture_output=True)
+                try:
+                    measure_check(Path(wt), args.profile)
+                finally:
+                    subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, capture_output=True)
+        else:
+            measure_check(ROOT, args.profile)
+        return
     print(f"profile {args.profile}; {os.cpu_count()} CPUs; each build from an empty cache, then warm", flush=True)
     runs = {}
     if not args.no_baseline:

@@ -180,6 +180,9 @@ class GenContext:
     # The pairs mined from real traffic (the mined_pairs asset's value, or domains.corpora.mining.mine
     # outside the build), the only way mined rows reach a generator; None: no mined rows.
     mined: MinedPairs | None = None
+    # The corpora's verified candidate pairs (domains.corpora.extract.Extract: the committed extract, or
+    # the one made from the datasets dir); generate() adds the domain's. None: no corpus rows.
+    extract: Any = None
     # The domain's policy (its DomainSpec.policy), for helpers shared by several domains that must
     # apply it (domains/corpora); None: the caller did not pass it.
     policy: Policy | None = None

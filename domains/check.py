@@ -38,6 +38,8 @@ def generate(domain: str, ctx: GenContext) -> tuple[list[Candidate], Counter]:
                 drops[f"generator_mismatch:{method}"] += 1
                 continue
             cands.append(c)
+    if ctx.extract is not None:   # the corpora's verified pairs (domains.corpora.extract), whatever their method
+        cands.extend(ctx.extract.of(domain))
     cands.sort(key=lambda c: c.key)
     return cands, drops
 

@@ -275,7 +275,7 @@ SPEC = DomainSpec(
     name=DOMAIN,
     description="Advice, opinions, small talk and recommendations; live-information requests never hit.",
     generators={**method_generators(DOMAIN, _build.for_ctx),
-                "existing_benchmark": corpus_rows("existing_benchmark"), "intent_bottom_up": corpus_rows("intent_bottom_up"),
+                "intent_bottom_up": corpus_rows("intent_bottom_up"),
                 "real_traffic_mined": mining.real_traffic_rows, "lm_generated": lm_rows},
     verifier="rubric",
     operators=OPERATORS,
@@ -283,8 +283,9 @@ SPEC = DomainSpec(
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file="sources/curated/conversational.yaml"),
     # Share of each label's need offered from corpora, spread over the mappings (domains/corpora/common.py: caps).
+    # No existing_benchmark feed: PAWS and MRPC hold declarative sentences, not requests
+    # (domains/corpora/benchmarks.py); their share went to QQP in qa_open.
     corpus_feeds={
-        "existing_benchmark": (CorpusFeed(("paws", "mrpc"), {"PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.15, "ADVERSARIAL": 0.25}),),
         "intent_bottom_up": (CorpusFeed(("massive/en-US", "banking77"), {"EQUIV": 0.1, "PARA_SAFE": 0.4, "RELATED_UNSAFE": 0.4,
                                                                         "ADVERSARIAL": 0.3, "UNRELATED": 0.5}),)},
     # Mined requests for live information (under the time_sensitive policy), and every other mined pair

@@ -373,5 +373,7 @@ SPEC = DomainSpec(
     policy=policy,
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file=SOURCE_REL, edit_seeds=lm_edit_seeds, resolve_edit=lm_resolve_edit),
-    corpus_feeds={"existing_benchmark": (CorpusFeed(("ambigqa",), {"RELATED_UNSAFE": 0.5}),)},
+    # AmbigNQ: readings of an ambiguous question with other answers (RELATED_UNSAFE), and one
+    # reading in two annotator wordings (PARA_SAFE, domains/corpora/benchmarks.py).
+    corpus_feeds={"existing_benchmark": (CorpusFeed(("ambigqa",), {"PARA_SAFE": 0.2, "RELATED_UNSAFE": 0.5}),)},
 )

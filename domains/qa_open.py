@@ -284,7 +284,8 @@ SPEC = DomainSpec(
     version=VERSION,
     lm=LMHooks(items=lm_items, source_file=SOURCE_REL),
     # QQP: Quora questions are mostly advice and opinion questions with no single factual answer.
-    corpus_feeds={"existing_benchmark": (CorpusFeed(("qqp",), {"EQUIV": 0.2, "PARA_SAFE": 0.35, "RELATED_UNSAFE": 0.3,
-                                                              "ADVERSARIAL": 0.3}),)},
+    # It also takes the share the declarative PAWS/MRPC sentences had in conversational.
+    corpus_feeds={"existing_benchmark": (CorpusFeed(("qqp",), {"EQUIV": 0.2, "PARA_SAFE": 0.6, "RELATED_UNSAFE": 0.45,
+                                                              "ADVERSARIAL": 0.5}),)},
     mined_rules=(MinedRule("explanatory"),),   # pairs of mined explanatory and how-to questions
 )

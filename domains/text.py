@@ -79,3 +79,21 @@ _LIVE_TOPICS = re.compile(rf"\b(?:{LIVE_TOPICS})\b", re.IGNORECASE)
 def live_request(*texts: str) -> bool:
     """Whether any text asks for live information: a time scope (`time_sensitive`) or a live topic."""
     return time_sensitive(*texts) or any(_LIVE_TOPICS.search(t) for t in texts)
+
+
+# Function words of the corpora's languages (English, German, Swahili): what `content_stems` leaves out.
+STOPWORDS = frozenset("""
+a an the i me my mine myself you your yours we our us it its is are am was were be been being do does did
+done doing have has having had can could would will shall should may might must please just so that this
+these those there then than to of in on at for with by from about into as and but what how hey okay ok
+im i'm ive id s m ll re ve d get got some one ones thing things anyone someone something
+der die das den dem des ein eine einen einem einer eines ich mich mir mein meine meinen du dich dir dein
+deine wir uns unser sie es ist sind war bin bitte und zu im am um in an auf mit von für was wie
+ya la na wa kwa za cha vya katika ni je
+""".split())
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """Stemmed content words: word tokens (NFKC, casefold; number words included) minus STOPWORDS."""
+    return frozenset(stem(NUMBER_WORDS.get(w, w)) for w in re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+                     if w not in STOPWORDS)

@@ -1,57 +1,58 @@
-"""existing_benchmark rows from paraphrase benchmarks (QQP, PAWS, PAWS-X, MRPC) and AmbigNQ.
+"""existing_benchmark rows from paraphrase benchmarks (QQP; PAWS, PAWS-X, MRPC unfed) and AmbigNQ.
 
 Mappings "qqp", "paws", "mrpc", "paws_x" and "ambigqa" (MAPPINGS; a domain's spec names the ones
-that feed it and their shares, domains/corpora/feeds.py; the domains named below are the project's
-that do). The benchmark's label is kept in provenance.original_label:
+that feed it and their shares, domains/corpora/feeds.py). Rows must be requests people send, so
+only the question corpora feed a domain: QQP (qa_open) and AmbigNQ (qa_factual). PAWS, PAWS-X and
+MRPC hold declarative encyclopedia and news sentences ("The FDA said ..."), which nobody sends to
+an assistant as they are; no domain feeds them (an earlier build wrapped them in "Fact-check this
+news claim: ..." requests, which made templates of them). Their mappings stay registered, with
+their guards and tests, for a domain whose requests are statements. The benchmark's label is kept
+in provenance.original_label:
 - QQP (-> qa_open: Quora questions are mostly advice and opinion questions with no single factual
   answer): is_duplicate=1 -> PARA_SAFE (EQUIV when the texts differ only in case, spacing or
   punctuation); is_duplicate=0 with word overlap >= HIGH -> ADVERSARIAL; is_duplicate=0 with
   overlap < LOW -> RELATED_UNSAFE (GLUE's negatives were drawn from related questions, so "same
   topic, other answer"); overlap in [LOW, HIGH) is left out as undecided.
-- PAWS (-> conversational) and PAWS-X German (-> multilingual, both sides German): label 1 ->
-  PARA_SAFE; label 0 with overlap >= HIGH -> ADVERSARIAL (PAWS negatives are word-swap pairs
-  whose meaning changed); label 0 with lower overlap is left out (the rule does not decide it).
-- MRPC (-> conversational; news sentences): 1 -> PARA_SAFE; 0 -> ADVERSARIAL when overlap >= HIGH,
-  RELATED_UNSAFE when < LOW (MRPC pairs are from the same news story), otherwise left out.
+- PAWS and PAWS-X German (both sides German): label 1 -> PARA_SAFE; label 0 with overlap >= HIGH
+  -> ADVERSARIAL (PAWS negatives are word-swap pairs whose meaning changed); label 0 with lower
+  overlap is left out (the rule does not decide it).
+- MRPC (news sentences): 1 -> PARA_SAFE; 0 -> ADVERSARIAL when overlap >= HIGH, RELATED_UNSAFE when
+  < LOW (MRPC pairs are from the same news story), otherwise left out.
 - AmbigNQ (-> qa_factual): a question whose readings have different answers gives RELATED_UNSAFE
-  pairs between two of its disambiguated questions whose answer sets share no form.
+  pairs between two of its disambiguated questions whose answer sets share no form; a
+  disambiguated question that the annotators wrote in several wordings ("When was women's soccer
+  first added in the Olympics?|When was women's soccer first introduced in the Olympics?", one
+  answer set) gives a PARA_SAFE pair of two wordings that pass `duplicate_question_guard`.
 
-Framing (MRPC and PAWS in conversational). Their texts are declarative news and encyclopedia
-sentences ("The FDA said ..."), which nobody sends to an assistant as they are. Each pair is sent as
-the request a user does make with such a sentence: asking the assistant to check it ("Fact-check
-this news claim: <sentence>"), in one wording per corpus (FRAMINGS), so that a sentence met in
-several records always makes the same request and `pick` still sees it reused. The label still
-holds for the framed requests, because a fact-check's verdict and explanation follow from what the
-sentence states, which is exactly what the annotators judged: the same statement (PARA_SAFE, EQUIV)
-gets the same verdict; a number, name or role changed (ADVERSARIAL) is another claim whose answer
-restates the changed token; another statement from the same story (RELATED_UNSAFE) is another
-claim on the same topic. Keeping only pairs that already read as requests would leave none of
-these corpora. The guards below judge the sentences themselves. (PAWS-X German in multilingual is
-the same kind of text and not framed yet.)
-
-Guards (domains.corpora.common), because an annotation of "same" or "different" is not answer
-(in)equivalence: about half the PARA_SAFE rows taken on the label alone were wrong (other
-numbers, an added constraint), and some QQP negatives are plain rewordings (label noise).
-- PARA_SAFE only when `paraphrase_guard` passes: same numbers, same named entities, no constraint
-  word on one side only, the same content words up to spelling (PAWS and PAWS-X: also in the same
-  order, as their pairs come from word swaps); otherwise the pair is dropped.
+Guards, because an annotation of "same" or "different" is not answer (in)equivalence: about half
+the PARA_SAFE rows taken on the label alone were wrong (other numbers, an added constraint), and
+some QQP negatives are plain rewordings (label noise).
+- QQP and AmbigNQ wordings: PARA_SAFE only when `duplicate_question_guard`
+  (domains.corpora.duplicates) passes: the answer-determining-token rule rather than the same
+  words (same numbers, names, negation, scope, polarity, question type and person; no added
+  modifier; swaps only of synonyms or inflections).
+- PAWS, PAWS-X, MRPC: PARA_SAFE only when `paraphrase_guard` passes: same numbers, same named
+  entities, no constraint word on one side only, the same content words up to spelling (PAWS and
+  PAWS-X: also in the same order, as their pairs come from word swaps).
 - ADVERSARIAL only when `miss_difference` names an answer-determining difference (a number, a
   named entity, a language, a direction word, two names trading places); otherwise dropped.
 - RELATED_UNSAFE only when the two texts share a content word ("same topic"); otherwise dropped.
-- AmbigNQ: a disambiguated question that joins several variants with "|" (sometimes different
-  questions: "... American football?|... Association football?") is not used, nor one that asks
-  for a list or whose answers are not aliases of one answer (a list of towns given as
-  alternatives would be cut to one of them).
+- AmbigNQ: a disambiguated question that joins several variants with "|" is not a RELATED_UNSAFE
+  side (the variants can be different questions: "... American football?|... Association
+  football?", which the guard tells apart for PARA_SAFE), nor one that asks for a list or whose
+  answers are not aliases of one answer (a list of towns given as alternatives would be cut to
+  one of them).
 
-Verification: AmbigNQ has answers, so alias_exact_match. The paraphrase benchmarks have no
-answers; their label's evidence is the benchmark's human annotation. No new verifier is allowed,
-so they use `rubric`, with criteria that state the annotation honestly: a HIT pair gets one
-rubric for both sides ("an answer to <text a>", "serves the other wording unchanged", the
-annotation); a MISS pair gets a rubric per side naming its own request and that it must not
-answer the other one. The rubric verifier then confirms that the rubrics agree exactly for HIT
-labels and differ for MISS labels; the payload also records `benchmark`, `benchmark_label` and
-`word_overlap`, so a reviewer sees the evidence. ADVERSARIAL here is a benchmark's own
-near-miss, not an operator output (BENCHMARK.md reserves operators for the embedded default).
+Verification: AmbigNQ has answers, so alias_exact_match (a PARA_SAFE pair: the one answer set on
+both sides). The paraphrase benchmarks have no answers; their label's evidence is the benchmark's
+human annotation. No new verifier is allowed, so they use `rubric`, with criteria that state the
+annotation honestly: a HIT pair gets one rubric for both sides ("an answer to <text a>", "serves
+the other wording unchanged", the annotation); a MISS pair gets a rubric per side naming its own
+request and that it must not answer the other one. The rubric verifier then confirms that the
+rubrics agree exactly for HIT labels and differ for MISS labels; the payload also records
+`benchmark`, `benchmark_label` and `word_overlap`, so a reviewer sees the evidence. ADVERSARIAL
+here is a benchmark's own near-miss, not an operator output (BENCHMARK.md reserves operators for
+the embedded default).
 """
 from __future__ import annotations
 
@@ -62,28 +63,18 @@ from typing import Mapping
 from domains.base import Candidate, GenContext, normalize_text
 from domains.corpora.common import (content_stems, make, miss_difference, overlap, paraphrase_guard, pick, records,
                                     words)
+from domains.corpora.duplicates import duplicate_question_guard
 
 HIGH = 0.6   # word-set Jaccard at or above which a non-paraphrase counts as a near-miss
 LOW = 0.5    # below this a non-paraphrase counts as merely related
 MAX_CHARS = 300  # longer texts are documents, not cache queries
 
 FIELD = {"qqp": "is_duplicate", "paws": "label", "paws_x": "label", "mrpc": "Quality"}
-# The request a user sends with a declarative sentence (see Framing above); {s} is the sentence.
-FRAMINGS = {"mrpc": "Fact-check this news claim: {s}", "paws": "Is this statement true? {s}"}
 GROUNDING = {
     "EQUIV": "Two users post the same question to a Q&A site, differing only in case or punctuation.",
     "PARA_SAFE": "Two wordings that the benchmark's human annotators judged to mean the same thing.",
     "RELATED_UNSAFE": "Two texts on the same topic that the benchmark's annotators judged to mean different things.",
     "ADVERSARIAL": "Two texts sharing nearly all their words that the benchmark's annotators judged to differ in meaning.",
-}
-FRAMED_GROUNDING = {
-    "EQUIV": "A user asks an assistant to fact-check a sentence copied from an article, then sends it again "
-             "with other casing or punctuation.",
-    "PARA_SAFE": "Two users ask an assistant to fact-check the same statement, copied from two articles that "
-                 "word it differently (annotators judged the sentences equivalent).",
-    "RELATED_UNSAFE": "Two users ask an assistant to fact-check two different statements from the same story.",
-    "ADVERSARIAL": "Two users ask an assistant to fact-check near-identical sentences that state different "
-                   "facts (annotators judged them different in meaning).",
 }
 
 
@@ -94,6 +85,9 @@ def decide(corpus: str, label01: int, text_a: str, text_b: str) -> tuple[str | N
         return ("EQUIV", "") if label01 == 1 else (None, "identical_text_annotated_different")
     german = corpus == "paws_x"
     if label01 == 1:
+        if corpus == "qqp":
+            why = duplicate_question_guard(text_a, text_b)
+            return ("PARA_SAFE", "") if why is None else (None, f"duplicate_question_guard:{why}")
         why = paraphrase_guard(text_a, text_b, german=german, keep_order=corpus in ("paws", "paws_x"))
         return ("PARA_SAFE", "") if why is None else (None, f"paraphrase_guard:{why}")
     ov = overlap(text_a, text_b)
@@ -118,15 +112,6 @@ def _rubric(corpus: str, label: str, orig: int, a: str, b: str) -> tuple[list[st
             [f"is an answer to: {b}", f"is not an answer to: {a}", note])
 
 
-def frame(corpus: str, sentence_a: str, sentence_b: str) -> tuple[str, str, str | None]:
-    """(request a, request b, framing template or None): both sentences in the corpus's request
-    wording when its texts are declarative (FRAMINGS), else unchanged."""
-    template = FRAMINGS.get(corpus)
-    if template is None:
-        return sentence_a, sentence_b, None
-    return template.format(s=sentence_a), template.format(s=sentence_b), template
-
-
 def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | None = None) -> dict[str, list[Candidate]]:
     pools: dict[str, list[Candidate]] = {}
     for r in records(ctx, corpus):
@@ -141,7 +126,7 @@ def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | Non
         if label is None:
             drops[why] += 1
             continue
-        a, b, template = frame(corpus, sa, sb)
+        a, b = sa, sb
         kind = f"; the texts differ in an answer-determining way ({why.replace('_', ' ')})" if why else ""
         crit_a, crit_b = _rubric(corpus, label, r.label, a, b)
         hit = label in ("EQUIV", "PARA_SAFE")
@@ -154,12 +139,11 @@ def _pair_pool(ctx: GenContext, corpus: str, drops: Counter, language: str | Non
             ctx, method="existing_benchmark", label=label, subcategory=sub, query_a=a, query_b=b,
             answer_a=f"An answer to: {a}", answer_b=f"An answer to: {a if hit else b}",
             rationale=f"{corpus} annotators labelled this pair {FIELD[corpus]}={r.label}; mapped to {label} "
-                      f"(word overlap {payload['word_overlap']}){kind}."
-                      + (" Both sentences are sent in the same fact-check request." if template else ""),
+                      f"(word overlap {payload['word_overlap']}){kind}.",
             verification_method="rubric", payload=payload, source=corpus, licence=r.licence,
-            grounding=(FRAMED_GROUNDING if template else GROUNDING)[label], source_file=r.source_file,
+            grounding=GROUNDING[label], source_file=r.source_file,
             source_record=f"{r.split}/{r.record_id}", original_label=r.label,
-            template_id=f"{corpus}:{label}" + (":framed" if template else ""), generator=corpus))
+            template_id=f"{corpus}:{label}", generator=corpus))
     return pools
 
 
@@ -213,12 +197,15 @@ def _disambiguation_problem(question: str, answers: tuple[str, ...]) -> str | No
 def ambigqa_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], used: set[str],
                     drops: Counter) -> list[Candidate]:
     """AmbigNQ: RELATED_UNSAFE pairs between two disambiguations of one ambiguous question whose
-    answer sets share no normalised form (alias_exact_match)."""
+    answer sets share no normalised form, and PARA_SAFE pairs of two wordings of one
+    disambiguation (`_reworded`), both alias_exact_match."""
     pool: list[Candidate] = []
+    para: list[Candidate] = []
     for r in records(ctx, "ambigqa"):
         if not r.ambiguous:
             drops["not_ambiguous"] += 1
             continue
+        para += [c for q, ans in r.qa_pairs if "|" in q for c in [_reworded(ctx, r, q, ans, drops)] if c]
         pairs = []
         for q, ans in r.qa_pairs:
             why = _disambiguation_problem(q, ans)
@@ -249,7 +236,45 @@ def ambigqa_mapping(ctx: GenContext, feed: str, shares: Mapping[str, float], use
             grounding="An ambiguous factual question whose readings (a date, a title, an edition) have different answers.",
             source_file=r.source_file, source_record=f"{r.split}/{r.record_id}", original_label="multipleQAs",
             template_id="ambigqa:disambiguations", generator="ambigqa"))
-    return pick(ctx, "ambigqa", {"RELATED_UNSAFE": pool}, shares, drops, used)
+    return pick(ctx, "ambigqa", {"PARA_SAFE": para, "RELATED_UNSAFE": pool}, shares, drops, used)
+
+
+def _reworded(ctx: GenContext, r, joined: str, answers: tuple[str, ...], drops: Counter) -> Candidate | None:
+    """The PARA_SAFE candidate of one disambiguated question written in several wordings joined by
+    "|": its first two wordings (in annotation order) that `duplicate_question_guard` lets through
+    and that are not a list question, with the one answer set on both sides; None (a drop
+    counted) when there is none."""
+    variants: list[str] = []
+    for v in (x.strip() for x in joined.split("|")):
+        if v and normalize_text(v) not in {normalize_text(w) for w in variants}:
+            variants.append(v)
+    problems = [_disambiguation_problem(v, answers) for v in variants]
+    if len(variants) < 2:
+        problems = ["wordings_differ_only_in_case_or_punctuation"]
+    if any(problems):
+        drops[f"rewording_{next(p for p in problems if p)}"] += 1
+        return None
+    reasons: Counter = Counter()
+    for i in range(len(variants)):
+        for j in range(i + 1, len(variants)):
+            why = duplicate_question_guard(variants[i], variants[j])
+            if why:
+                reasons[why] += 1
+                continue
+            qa, qb = variants[i], variants[j]
+            return make(
+                ctx, method="existing_benchmark", label="PARA_SAFE", subcategory="disambiguation_rewording",
+                query_a=qa, query_b=qb, answer_a=answers[0], answer_b=answers[0],
+                rationale=f"AmbigNQ annotators wrote one reading of '{r.question}' in these two wordings, with one "
+                          "answer set; the wordings differ in no answer-determining token.",
+                verification_method="alias_exact_match",
+                payload={"aliases_a": list(answers), "aliases_b": list(answers)}, source="ambigqa",
+                licence=r.licence, grounding="Two wordings of one factual question, written by the annotators of an "
+                                             "ambiguous question for one of its readings.",
+                source_file=r.source_file, source_record=f"{r.split}/{r.record_id}", original_label="multipleQAs",
+                template_id="ambigqa:rewordings", generator="ambigqa")
+    drops[f"rewording_duplicate_question_guard:{min(reasons, key=lambda k: (-reasons[k], k))}"] += 1
+    return None
 
 
 MAPPINGS = {"qqp": _pairs("qqp"), "paws": _pairs("paws"), "mrpc": _pairs("mrpc"), "paws_x": paws_x_mapping,

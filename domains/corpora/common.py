@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from domains.base import Candidate, GenContext, Provenance, normalize_text
 from domains.families import round_robin
-from domains.text import NUMBER_WORDS, script, stem
+from domains.text import NUMBER_WORDS, STOPWORDS, content_stems, script, stem
 from pipeline.core.taxonomy import POLICY_REASONS
 
 GENERATOR_VERSION = "1"
@@ -168,15 +168,6 @@ warum wann wo wer wem wessen welche welcher welches welchen ob oder nicht kein k
 ohne nur alle jeder jede jedes auch noch schon wieder beste besten mehr weniger meisten heute morgen
 gestern jetzt bald
 """.split())
-STOPWORDS = frozenset("""
-a an the i me my mine myself you your yours we our us it its is are am was were be been being do does did
-done doing have has having had can could would will shall should may might must please just so that this
-these those there then than to of in on at for with by from about into as and but what how hey okay ok
-im i'm ive id s m ll re ve d get got some one ones thing things anyone someone something
-der die das den dem des ein eine einen einem einer eines ich mich mir mein meine meinen du dich dir dein
-deine wir uns unser sie es ist sind war bin bitte und zu im am um in an auf mit von für was wie
-ya la na wa kwa za cha vya katika ni je
-""".split())
 MAX_WORD_CHANGES = 4   # words (function words included) on one side only, for a paraphrase
 _SENTENCE_END = ".!?\n:;\"“”"
 
@@ -216,11 +207,6 @@ def entities(text: str, german: bool = False) -> list[str] | None:
     if not german and total >= 3 and caps * 2 > total:
         return None
     return found
-
-
-def content_stems(text: str) -> frozenset[str]:
-    """Stemmed content words: word tokens (number words included) minus STOPWORDS."""
-    return frozenset(stem(NUMBER_WORDS.get(w, w)) for w in words(text) if w not in STOPWORDS)
 
 
 def spelling_variants(x: str, y: str) -> bool:
@@ -304,7 +290,7 @@ def miss_difference(a: str, b: str, german: bool = False) -> str | None:
     role_swap), or None when the texts show none and the label may be annotation noise ("best
     policy for my requirement" vs "for me"). German capitalises every noun, so there a capitalised
     word is no entity: only numbers, languages, directions and role swaps count."""
-    from domains.corpora.mining import DIRECTIONS, LANGUAGES, tokens
+    from domains.corpora.mining.rules import DIRECTIONS, LANGUAGES, tokens
 
     a, b = _ABBREV.sub(r"\1", a), _ABBREV.sub(r"\1", b)     # "U.S." = "US"
     if number_set(a) != number_set(b):

@@ -4,9 +4,11 @@ mappings that feed each of its construction methods and the share of each label'
 here is keyed by a domain's name: a new domain takes corpus rows by declaring feeds on its spec.
 
 Mappings (MAPPINGS; each is documented in its module):
-- existing_benchmark: "qqp", "paws", "mrpc" (paraphrase benchmarks, domains.corpora.benchmarks),
-  "paws_x" (PAWS-X German, both sides German), "ambigqa" (AmbigNQ disambiguations), "xquad"
-  (XQuAD parallel questions, domains.corpora.xquad), "bfcl" (BFCL calls, domains.corpora.bfcl);
+- existing_benchmark: "qqp" (Quora duplicate questions, domains.corpora.benchmarks), "ambigqa"
+  (AmbigNQ disambiguations and their rewordings), "xquad" (XQuAD parallel questions,
+  domains.corpora.xquad), "bfcl" (BFCL calls, domains.corpora.bfcl); "paws", "mrpc" and "paws_x"
+  (PAWS-X German) are registered but fed by no domain: their texts are declarative sentences, not
+  requests;
 - intent_bottom_up (domains.corpora.intents): "massive/en-US" and "banking77" (within-language
   frames, alias_exact_match), "massive/translations" (MASSIVE's other locales, within each locale
   and against the en-US utterance its translators localised, translated_exact_match).
@@ -41,7 +43,7 @@ def feeds_of(domain: str) -> Mapping[str, tuple[CorpusFeed, ...]]:
 
 
 def feed_name(feed: CorpusFeed) -> str:
-    """The feed's mappings joined by "_" ("paws_mrpc"): the paraphrase benchmarks name their pick by it."""
+    """The feed's mappings joined by "_" ("massive/en-US_banking77"): the paraphrase benchmarks name their pick by it."""
     return "_".join(feed.mappings)
 
 
@@ -62,13 +64,16 @@ def corpus_build(ctx: GenContext, method: str) -> tuple[list[Candidate], Counter
 def mapping_build(ctx: GenContext, mapping: str, shares: Mapping[str, float] | None = None,
                   used: set[str] | None = None) -> tuple[list[Candidate], Counter]:
     """One mapping on its own (tests, tools): its rows for ctx.domain with `shares` (default: the
-    shares the domain's feed of it declares, as in the build) and the drops by reason."""
+    shares the domain's feed of it declares, as in the build; a mapping no feed of the domain names
+    needs explicit shares) and the drops by reason."""
     drops: Counter = Counter()
     if ctx.datasets is None:
         return [], drops
     name = mapping
     if shares is None:
-        feed = next(f for feeds in feeds_of(ctx.domain).values() for f in feeds if mapping in f.mappings)
+        feed = next((f for feeds in feeds_of(ctx.domain).values() for f in feeds if mapping in f.mappings), None)
+        if feed is None:
+            raise ValueError(f"corpus mapping {mapping!r}: no feed of domain {ctx.domain!r} names it; pass its shares")
         shares, name = {label: f / len(feed.mappings) for label, f in feed.shares.items()}, feed_name(feed)
     return MAPPINGS[mapping](ctx, name, shares, set() if used is None else used, drops), drops
 

@@ -52,6 +52,12 @@ outputs_job = define_asset_job(
     description="Every domain's verified rows selected, scored for difficulty, written to outputs/ and the "
                 "reference caches scored on them.")
 BUILD_JOBS = (sources_job, domain_job, outputs_job)
+# `cacheeval extract` and the UI: the corpora's verified pairs made from a datasets dir (the command writes
+# them to sources/extract/pairs.jsonl; domains.corpora.extract).
+extract_job = define_asset_job(
+    "extract_corpora", AssetSelection.assets("mined_pairs", "corpus_extract"),
+    description="The corpora's verified candidate pairs (sources/extract/pairs.jsonl) made from the datasets dir: "
+                "mined real traffic, existing benchmarks, intents and the trap operators on real requests.")
 
 # The UI's one way to build the dataset: every asset and check in one in-process run over all domains
 # (not partitioned: in `defs` no asset of the build is).
@@ -63,7 +69,7 @@ OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
 defs = Definitions(
     assets=[*ui_build_assets, *evolving_assets],
     asset_checks=[*all_checks, *evolving_checks],
-    jobs=[build_dataset, *OTHER_JOBS, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
+    jobs=[build_dataset, *OTHER_JOBS, extract_job, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
     schedules=[evolving.quarterly_slice],
     # Runs launched from the UI write into build/ui-outputs/ (v1.1) unless their launch config, or
     # $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build` passes its own

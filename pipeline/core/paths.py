@@ -9,4 +9,5 @@ OUTPUTS = PROJECT_ROOT / "outputs"
 SOURCES = PROJECT_ROOT / "sources"
 CURATED = SOURCES / "curated"
 FIXTURES = SOURCES / "fixtures"
+EXTRACT = SOURCES / "extract" / "pairs.jsonl"   # the corpora's verified pairs (domains.corpora.extract)
 ROW_SCHEMA = CONFIGS / "row.schema.json"

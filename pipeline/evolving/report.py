@@ -1,5 +1,6 @@
 """outputs/evolving/<quarter>.md and the folder's manifest.json: what each stage kept and dropped
-(by reason), and how often every reference cache is fooled, on the verified candidates and on the
+(by reason), what the slice is made of (rows per domain, operator and construction method, against
+the caps), and how often every reference cache is fooled, on the verified candidates and on the
 slice, overall, by domain and by operator. Every candidate is a MISS, so a fool (a false hit) is a
 HIT decision and the fool rate is the false-hit rate. No timings: a rebuild gives the same bytes."""
 from __future__ import annotations
@@ -42,6 +43,26 @@ def fool_tables(rows: Sequence[Mapping[str, Any]], decisions: Mapping[str, Mappi
             + _table("domain / operator", ops, by_op, refs, decisions))
 
 
+def composition(rows: Sequence[Mapping[str, Any]], domain_order: Sequence[str], limits: Mapping[str, Any]) -> list[str]:
+    """The slice's rows per domain, per operator and per construction method, with the caps
+    (`limits`: domain_cap, max_domain_share, operator_cap, max_operator_share, min_domains) and the
+    fool pool (`limits`: fooled, fooled_domains)."""
+    domains = Counter(r["domain"] for r in rows)
+    ops = Counter(r["provenance"]["evolving"]["operator"] for r in rows)
+    methods = Counter(r["construction_method"] for r in rows)
+    lines = ["## What the slice is made of", "",
+             f"The target was fooled by {limits['fooled']:,} verified candidates in {limits['fooled_domains']} domains. "
+             f"The slice: {len(domains)} domains (at least {limits['min_domains']}, min_domains), at most {limits['domain_cap']} rows "
+             f"each (max_domain_share {limits['max_domain_share']:g}); {len(ops)} operators, at most "
+             f"{limits['operator_cap']} rows each (max_operator_share {limits['max_operator_share']:g}; an operator is "
+             f"a perturbation operator, a mining rule or a construction method); {len(methods)} construction methods.", ""]
+    for title, counts, keys in (("domain", domains, [d for d in domain_order if d in domains]),
+                                ("operator", ops, sorted(ops, key=lambda k: (-ops[k], k))),
+                                ("construction method", methods, sorted(methods, key=lambda k: (-methods[k], k)))):
+        lines += [f"| {title} | rows |", "|---|---:|"] + [f"| {k} | {counts[k]} |" for k in keys] + [""]
+    return lines
+
+
 def fool_summary(rows: Sequence[Mapping[str, Any]], decisions: Mapping[str, Mapping[str, tuple]],
                  key_of=lambda r: r["id"]) -> dict[str, dict]:
     """{reference: {fooled, rows, rate}} on `rows` (for asset metadata and the manifest)."""
@@ -54,9 +75,11 @@ def fool_summary(rows: Sequence[Mapping[str, Any]], decisions: Mapping[str, Mapp
 
 def render(quarter: str, stages: Sequence[tuple[str, int, Mapping[str, int]]], target: Mapping[str, Any],
            candidates: Sequence[Mapping[str, Any]], slice_rows: Sequence[Mapping[str, Any]],
-           decisions: Mapping[str, Mapping[str, tuple]], domain_order: Sequence[str], sources: Mapping[str, str]) -> str:
+           decisions: Mapping[str, Mapping[str, tuple]], domain_order: Sequence[str], sources: Mapping[str, str],
+           limits: Mapping[str, Any]) -> str:
     """The quarter's report. `stages`: (stage, kept, {drop reason: count}) in order; `decisions`:
-    {reference: {candidate id: (HIT?, confidence)}}; slice rows name their candidate id."""
+    {reference: {candidate id: (HIT?, confidence)}}; slice rows name their candidate id; `limits`: the
+    caps (`composition`)."""
     lines = [f"# Adversarial slice {quarter}", "",
              f"{len(slice_rows)} ADVERSARIAL rows from seeds the main benchmark does not use, each kept because the "
              f"target cache served a wrong answer (a false hit) on it and its label verified. Target: "
@@ -70,7 +93,8 @@ def render(quarter: str, stages: Sequence[tuple[str, int, Mapping[str, int]]], t
     lines += ["", "Verified candidates by construction method: " + ", ".join(
         f"{m} {n:,}" for m, n in sorted(methods.items())) + " (mined pairs need a datasets dir of real traffic, "
         "LM-generated near misses a language model)."]
-    lines += ["", "## Fool rate of every reference cache on the slice", "",
+    lines += [""] + composition(slice_rows, domain_order, limits)
+    lines += ["## Fool rate of every reference cache on the slice", "",
               "A fool is a HIT on a MISS row (every row is ADVERSARIAL): the false-hit rate.", ""]
     lines += fool_tables(slice_rows, decisions, domain_order, key_of=lambda r: r["provenance"]["evolving"]["candidate_id"])
     lines += ["## Fool rate of every reference cache on the verified candidates", ""]
@@ -88,14 +112,15 @@ def manifest_bytes(folder: Path, quarter: str, entry: Mapping[str, Any]) -> byte
 
 
 def slice_files(folder: Path, scored: Mapping[str, Any], chosen: Mapping[str, Any], domain_order: Sequence[str],
-                bench: Path) -> dict[str, bytes]:
-    """<quarter>.jsonl, <quarter>.md and manifest.json (this quarter's entry set), as bytes."""
+                bench: Path, cfg: Any) -> dict[str, bytes]:
+    """<quarter>.jsonl, <quarter>.md and manifest.json (this quarter's entry set), as bytes. `cfg`: the
+    EvolvingConfig (its caps)."""
     from pipeline.core.hashing import file_sha256
     from pipeline.core.writer import jsonl_bytes
     from pipeline.stages.assembly import config_hash
     from pipeline.evolving.slicing import earlier_slices
 
-    quarter = chosen["quarter"]
+    quarter, choice = chosen["quarter"], chosen["choice"]
     data = jsonl_bytes(chosen["rows"])
     sources = {"cachebench.jsonl": file_sha256(bench)}
     sources.update({f"evolving/{p.name}": file_sha256(p) for p in earlier_slices(folder, quarter)})
@@ -103,12 +128,14 @@ def slice_files(folder: Path, scored: Mapping[str, Any], chosen: Mapping[str, An
               ("held out (seeds unused by the main benchmark and earlier quarters)", len(scored["candidates"]), scored["drops"]),
               ("verified (deterministic verifiers and policies)", len(scored["verified"]), scored["verify_drops"]),
               (f"fooled the target {chosen['target']['name']}", chosen["choice"].fooled, {}),
-              ("in the slice (spread over domains and operators)", len(chosen["rows"]),
-               {"shares_a_request_with_a_row_taken_before": chosen["choice"].shared,
-                "beyond_domain_cap": chosen["choice"].fooled - chosen["choice"].shared - chosen["choice"].usable,
-                "beyond_rows": chosen["choice"].usable - len(chosen["rows"])})]
+              ("in the slice (domains taking turns; in each, methods, then operators)", len(chosen["rows"]),
+               {"shares_a_request_with_a_row_taken_before": choice.shared, "beyond_domain_cap": choice.domain_capped,
+                "beyond_operator_cap": choice.operator_capped, "beyond_rows": choice.usable - len(chosen["rows"])})]
+    limits = {"domain_cap": cfg.domain_cap, "max_domain_share": cfg.max_domain_share, "operator_cap": cfg.operator_cap,
+              "max_operator_share": cfg.max_operator_share, "min_domains": cfg.min_domains,
+              "fooled": choice.fooled, "fooled_domains": choice.domains}
     report = render(quarter, stages, chosen["target"], scored["rows"], chosen["rows"], scored["references"],
-                        domain_order, sources).encode("utf-8")
+                    domain_order, sources, limits).encode("utf-8")
     entry = {"target": chosen["target"], "rows": len(chosen["rows"]), "config_sha256": config_hash(),
              "inputs": sources, "files": {f"{quarter}.jsonl": hashlib.sha256(data).hexdigest(),
                                           f"{quarter}.md": hashlib.sha256(report).hexdigest()}}

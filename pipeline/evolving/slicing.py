@@ -8,13 +8,16 @@
   of any row of the main benchmark (cachebench.jsonl) or of an earlier quarter's slice. Only
   ADVERSARIAL candidates (near misses: a typed operator's perturbation, a mined or an LM near-miss)
   are considered. The pool is a pure function of the quarter, the inputs and the committed files:
-  every domain's generators run as in the main build (POOL_NEED ADVERSARIAL candidates asked for),
-  then the quarter's seeded shuffle takes `candidates_per_domain` of each domain's held-out pairs.
+  every domain's generators run as in the main build (its datasets dir, language model and committed
+  extract of real corpus pairs: `pool_extract`; POOL_NEED ADVERSARIAL candidates asked for), then the
+  quarter's seeded shuffle takes `candidates_per_domain` of each domain's held-out pairs.
 - The slice: verified candidates the target serves a HIT on (a false hit: every candidate is a MISS),
-  spread over domains, operators and subcategories (each domain's fooled rows interleaved by operator
-  and, within one, by subcategory; the domains taking turns, no domain above `max_domain_share`), in
-  an order seeded from the quarter and what decides the target's behaviour (its name, protocol,
-  model snapshots and settings; not its code's hash, so moving its code re-orders nothing). It is never padded: a short slice is what the blocking check reports.
+  the domains taking turns; on its turn a domain takes a row of the construction method, then of the
+  operator (`operator_of`), the slice holds fewest of so far, in an order seeded from the quarter and
+  what decides the target's behaviour (its name, protocol, model snapshots and settings; not its
+  code's hash, so moving its code re-orders nothing), within `max_domain_share` and
+  `max_operator_share` and one row per request. It is never padded: a short slice, or one in fewer
+  than `min_domains` domains, is what the blocking checks report.
 """
 from __future__ import annotations
 
@@ -46,29 +49,47 @@ class EvolvingConfig:
     max_domain_share: float
     candidates_per_domain: int
     target: str
+    max_operator_share: float
+    min_domains: int
 
     @property
     def domain_cap(self) -> int:
-        return max(1, math.floor(self.rows * self.max_domain_share + 1e-9))
+        return _cap(self.rows, self.max_domain_share)
+
+    @property
+    def operator_cap(self) -> int:
+        return _cap(self.rows, self.max_operator_share)
+
+
+def _cap(rows: int, share: float) -> int:
+    return max(1, math.floor(rows * share + 1e-9))
+
+
+_SHARES = ("max_domain_share", "max_operator_share")
+_COUNTS = ("rows", "candidates_per_domain", "min_domains")
 
 
 def load_config(path: Path = CONFIG_FILE) -> EvolvingConfig:
     """configs/evolving.yaml, checked: a one-line ConfigError naming the file and key otherwise."""
     where = rel(path)
     data = read_yaml(path)
-    keys = {"start", "rows", "max_domain_share", "candidates_per_domain", "target"}
+    keys = {"start", "target", *_SHARES, *_COUNTS}
     check_keys(where, data, keys, keys)
     parse_quarter(str(data["start"]), f"{where}: start")
-    for key in ("rows", "candidates_per_domain"):
+    for key in _COUNTS:
         if not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 1:
             raise ConfigError(f"{where}: {key} must be a positive integer, got {data[key]!r}.")
-    share = data["max_domain_share"]
-    if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1:
-        raise ConfigError(f"{where}: max_domain_share must be a number in (0, 1], got {share!r}.")
+    for key in _SHARES:
+        share = data[key]
+        if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1:
+            raise ConfigError(f"{where}: {key} must be a number in (0, 1], got {share!r}.")
+    if data["min_domains"] > data["rows"]:
+        raise ConfigError(f"{where}: min_domains ({data['min_domains']}) cannot exceed rows ({data['rows']}).")
     if not isinstance(data["target"], str) or not data["target"].strip():
         raise ConfigError(f"{where}: target must name a reference (cacheeval references) or module:<file.py>.")
-    return EvolvingConfig(str(data["start"]), data["rows"], float(share), data["candidates_per_domain"],
-                          data["target"].strip())
+    return EvolvingConfig(str(data["start"]), data["rows"], float(data["max_domain_share"]),
+                          data["candidates_per_domain"], data["target"].strip(),
+                          float(data["max_operator_share"]), data["min_domains"])
 
 
 # ---------------------------------------------------------------- quarters
@@ -138,9 +159,21 @@ def _requests(c: Candidate) -> tuple[str, str]:
     return request_key(c.query_a, ctx, c.system_prompt_a), request_key(c.query_b, ctx_b, c.system_prompt_b)
 
 
-def pool_context(domain: str, datasets: Any = None, llm: Any = None) -> GenContext:
-    """What the domain's generators get: the main build's context, asking for POOL_NEED near misses."""
-    return GenContext(domain=domain, profile="evolving", need={LABEL: POOL_NEED}, datasets=datasets, llm=llm)
+def pool_extract() -> Any:
+    """The build's committed extract of real corpus pairs (domains.corpora.extract reading
+    pipeline.core.paths.EXTRACT: mined real-traffic near misses and the open-world trap operators
+    applied to real requests). The one place the pool reads it."""
+    from domains.corpora import extract
+    from pipeline.core import paths
+
+    return extract.read(paths.EXTRACT)
+
+
+def pool_context(domain: str, datasets: Any = None, llm: Any = None, extract: Any = None) -> GenContext:
+    """What the domain's generators get: the main build's context (its datasets dir, language model
+    and extract), asking for POOL_NEED near misses."""
+    return GenContext(domain=domain, profile="evolving", need={LABEL: POOL_NEED}, datasets=datasets, llm=llm,
+                      extract=extract)
 
 
 def held_out(domain: str, quarter: str, generated: Sequence[Candidate], used: set[str],
@@ -166,8 +199,15 @@ def held_out(domain: str, quarter: str, generated: Sequence[Candidate], used: se
 # ---------------------------------------------------------------- rows
 
 def operator_of(c: Candidate) -> str:
-    """The operator type of a near miss: its perturbation operator, else its construction method."""
-    return c.provenance.operator or c.construction_method
+    """The operator type of a near miss, what max_operator_share caps: its perturbation operator
+    (provenance.operator), else for a pair mined from real traffic its mining rule (template_id),
+    else its construction method."""
+    p = c.provenance
+    if p.operator:
+        return p.operator
+    if c.construction_method == "real_traffic_mined" and p.template_id:
+        return p.template_id
+    return c.construction_method
 
 
 def to_row(c: Candidate, outcome: Outcome, rid: str, difficulty: str, votes: Mapping[str, bool],
@@ -200,40 +240,86 @@ def numbered(domain_order: Sequence[str], quarter: str, items: Sequence[Candidat
 class SliceChoice:
     chosen: tuple[str, ...]    # candidate ids, in selection order
     fooled: int                # verified candidates the target served a HIT on
-    usable: int                # of those, what the domain cap lets in
     candidates: int            # verified candidates scored
     shared: int = 0            # fooled rows left out: a request of theirs is in a row taken before
+    domain_capped: int = 0     # fooled rows left out: their domain held its cap
+    operator_capped: int = 0   # fooled rows left out: their operator held its cap
+    domains: int = 0           # domains with a fooled row
+
+    @property
+    def usable(self) -> int:
+        """The fooled rows the caps and the one-row-per-request rule let in."""
+        return self.fooled - self.shared - self.domain_capped - self.operator_capped
 
 
 def choose_slice(rows: Sequence[Mapping[str, Any]], target_hits: Mapping[str, bool], cfg: EvolvingConfig,
                  quarter: str, target_key: str, domain_order: Sequence[str]) -> SliceChoice:
-    """The slice's candidate ids: fooled rows spread over domains and operators (module docstring)."""
+    """The slice's candidate ids: the fooled rows, the domains taking turns (in `domain_order`) until
+    `rows` are taken. On its turn a domain takes a row of the construction method, then of the
+    operator, the slice holds fewest of so far (ties: the domain's seeded order of its groups; within
+    a group its rows spread over subcategories), skipping a row whose operator holds `operator_cap`
+    rows or one of whose requests a row taken before has; a domain stops at `domain_cap` rows. What
+    is left out is counted, never replaced by a row that does not fool the target."""
     fooled = [r for r in rows if target_hits.get(r["id"]) and r["binary_label"] == "MISS"]
-    lanes = []
-    usable = shared = 0
+    lanes: dict[str, list[tuple[str, str, list]]] = {}
     for domain in domain_order:
         mine = sorted((r for r in fooled if r["domain"] == domain), key=lambda r: r["id"])
-        lane, seen = [], set()
-        for r in _lane(mine, stable_rng("evolving-slice", quarter, target_key, domain)):
-            keys = used_requests([r])
-            if keys & seen:  # one seed (or perturbation) per slice: the first row in lane order keeps it
-                shared += 1
-                continue
-            seen |= keys
-            lane.append(r)
-        usable += len(lane[:cfg.domain_cap])
-        lanes.append(lane[:cfg.domain_cap])
-    order = round_robin(lanes)
-    return SliceChoice(tuple(r["id"] for r in order[:cfg.rows]), len(fooled), usable, len(rows), shared)
+        if mine:
+            lanes[domain] = _groups(mine, stable_rng("evolving-slice", quarter, target_key, domain))
+    taken: list[str] = []
+    counts = {"method": Counter(), "operator": Counter(), "domain": Counter(), "left": Counter()}
+    seen: set[str] = set()
+    open_domains = list(lanes)
+    while open_domains and len(taken) < cfg.rows:
+        for domain in list(open_domains):
+            if len(taken) >= cfg.rows:
+                break
+            row = _next_row(lanes[domain], counts, seen, cfg.operator_cap)
+            if row is not None:
+                taken.append(row["id"])
+                seen |= used_requests([row])
+                for what, key in (("method", row["construction_method"]), ("operator", _op(row)), ("domain", domain)):
+                    counts[what][key] += 1
+            if row is None or counts["domain"][domain] >= cfg.domain_cap:
+                counts["left"]["domain"] += sum(len(g[2]) for g in lanes[domain])
+                open_domains.remove(domain)
+    left = counts["left"]
+    return SliceChoice(tuple(taken), len(fooled), len(rows), left["shared"], left["domain"], left["operator"],
+                       len(lanes))
 
 
-def _lane(rows: Sequence[Mapping[str, Any]], rng) -> list:
-    """One domain's fooled rows in the order the slice takes them: the operators taking turns, each
-    operator's rows spread over their subcategories (shuffled by `rng`), so any prefix is varied."""
-    groups: dict[str, list] = {}
+def _op(row: Mapping[str, Any]) -> str:
+    return row["provenance"]["evolving"]["operator"]
+
+
+def _groups(rows: Sequence[Mapping[str, Any]], rng) -> list[tuple[str, str, list]]:
+    """One domain's fooled rows as (method, operator, rows) groups in a seeded order, each group's
+    rows spread over their subcategories (shuffled by `rng`)."""
+    groups: dict[tuple[str, str], list] = {}
     for r in rows:
-        groups.setdefault(r["provenance"]["evolving"]["operator"], []).append(r)
-    return round_robin(spread(groups[op], lambda r: r["subcategory"], rng) for op in sorted(groups))
+        groups.setdefault((r["construction_method"], _op(r)), []).append(r)
+    keys = sorted(groups)
+    rng.shuffle(keys)
+    return [(m, o, spread(groups[(m, o)], lambda r: r["subcategory"], rng)) for m, o in keys]
+
+
+def _next_row(groups: list[tuple[str, str, list]], counts: Mapping[str, Counter], seen: set[str],
+              operator_cap: int) -> Mapping[str, Any] | None:
+    """The domain's next row (see `choose_slice`), its groups consumed; None when it has none left.
+    The rows it passes over are counted in counts["left"] (operator, shared)."""
+    while True:
+        for g in [g for g in groups if g[2] and counts["operator"][g[1]] >= operator_cap]:
+            counts["left"]["operator"] += len(g[2])
+            g[2].clear()
+        live = [i for i, g in enumerate(groups) if g[2]]
+        if not live:
+            return None
+        best = min(live, key=lambda i: (counts["method"][groups[i][0]], counts["operator"][groups[i][1]], i))
+        row = groups[best][2].pop(0)
+        if used_requests([row]) & seen:   # one seed (or perturbation) per slice: the row taken first keeps it
+            counts["left"]["shared"] += 1
+            continue
+        return row
 
 
 def slice_rows(rows: Sequence[Mapping[str, Any]], choice: SliceChoice, quarter: str,
@@ -259,8 +345,9 @@ def shortfall(choice: SliceChoice, cfg: EvolvingConfig, target: str) -> str | No
         return None
     capped = ""
     if choice.usable < choice.fooled:
-        capped = (f" ({choice.usable} usable under the cap of {cfg.domain_cap} rows per domain, "
-                  f"max_domain_share {cfg.max_domain_share:g}, and one row per request)")
+        capped = (f" ({choice.usable} usable under the caps of {cfg.domain_cap} rows per domain, max_domain_share "
+                  f"{cfg.max_domain_share:g}, and {cfg.operator_cap} per operator, max_operator_share "
+                  f"{cfg.max_operator_share:g}, and one row per request)")
     return (f"the target {target} was fooled by {choice.fooled:,} of {choice.candidates:,} verified candidates"
             f"{capped}; the slice is {short} short")
 

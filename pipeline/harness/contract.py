@@ -264,6 +264,15 @@ SCORING_REQUIRED = ("id", "query_a", "query_b")
 SCORING_TEXT_FIELDS = ("domain", "subcategory", "difficulty", "verification_method", "construction_method", "source")
 
 
+# The optional request fields a cache may see (pipeline.harness.interface.OPTIONAL_FIELDS), typed
+# when present: opaque user and tenant ids, a tool_choice as chat APIs take it, the stored status.
+OPTIONAL_REQUEST_SCHEMA = {
+    **{f"{k}_{s}": {"type": ["string", "null"], "minLength": 1} for k in ("user", "tenant") for s in ("a", "b")},
+    **{f"tool_choice_{s}": {"type": ["string", "object", "null"]} for s in ("a", "b")},
+    "status_a": {"enum": ["ok", "error", "refusal", None]},
+}
+
+
 @lru_cache(maxsize=1)
 def _scoring_validator() -> Validator:
     """configs/row.schema.json cut down to what scoring reads: the id and the two requests (typed as
@@ -274,7 +283,8 @@ def _scoring_validator() -> Validator:
             "label", "binary_label")
     schema = {"$schema": full["$schema"], "$defs": full["$defs"], "type": "object", "required": list(SCORING_REQUIRED),
               "properties": {"id": {"$ref": "#/$defs/text"}, **{k: props[k] for k in keep},
-                             **{k: {"type": ["string", "null"]} for k in SCORING_TEXT_FIELDS}}}
+                             **{k: {"type": ["string", "null"]} for k in SCORING_TEXT_FIELDS},
+                             **OPTIONAL_REQUEST_SCHEMA}}
     return Validator(schema)
 
 

@@ -1,8 +1,9 @@
 """The published interface between the harness and a cache: a Pair of requests in, a Verdict out.
 
 A cache is any callable `pair -> verdict`. It sees what a cache sees in production and nothing
-else: the two requests (`Request`: query, earlier turns, system prompt, tools) and an opaque key,
-new on every run. The benchmark `Row` (with its label, expected answers, rationale, verification,
+else: the two requests (`Request`: query, earlier turns, system prompt, tools; optionally the user,
+the tenant and the tool_choice) and an opaque key, new on every run, and the status of the stored
+response to A (ok, error, refusal) when the benchmark gives one. The benchmark `Row` (with its label, expected answers, rationale, verification,
 difficulty, domain, ...) stays with the scorer, which joins the labels to the decisions afterwards.
 The verdict may be a `Verdict`, any object with the same attribute names (a cache written against
 the published CacheEval interface runs with only its import line changed), a dict with those keys,
@@ -92,29 +93,57 @@ class Verdict:
 # What a cache may read of a row: the two requests, under their row names.
 REQUEST_FIELDS = ("query_a", "query_b", "context_a", "context_b", "system_prompt_a", "system_prompt_b",
                   "tools_a", "tools_b")
+# Optional, since the system traps (#29 item 4): who asks (user, tenant), the tool_choice, and the
+# status of the response stored for A. A benchmark row gives them as provenance-style fields after the
+# 22; a Pair always has them as attributes (None when not given), and lists them in keys() only when set,
+# so a cache that iterates a pair's keys sees exactly what it saw before on rows that give none.
+OPTIONAL_FIELDS = ("user_a", "user_b", "tenant_a", "tenant_b", "tool_choice_a", "tool_choice_b", "status_a")
+STATUSES = ("ok", "error", "refusal")   # of a stored response: only "ok" may ever be served
 _REQUEST_SET = frozenset(REQUEST_FIELDS)
-SEES_REQUESTS_ONLY = ("a cache sees requests only: query_a/query_b, context_*, system_prompt_*, tools_* (or "
-                      "pair.a / pair.b) and the opaque pair.key; labels are joined by the scorer afterwards")
+_PAIR_SET = frozenset(REQUEST_FIELDS + OPTIONAL_FIELDS)
+SEES_REQUESTS_ONLY = ("a cache sees requests only: query_a/query_b, context_*, system_prompt_*, tools_*, user_*, "
+                      "tenant_*, tool_choice_*, status_a (or pair.a / pair.b) and the opaque pair.key; labels are "
+                      "joined by the scorer afterwards")
+
+
+def optional_fields(row: Any) -> dict[str, Any]:
+    """The OPTIONAL_FIELDS a row gives (not None): from a Row's extra fields, a mapping, or the
+    attributes of a Pair or any other object."""
+    extra = row if isinstance(row, Mapping) else getattr(row, "extra", None) if isinstance(row, Row) else None
+    if extra is not None:
+        return {k: extra[k] for k in OPTIONAL_FIELDS if extra.get(k) is not None}
+    return {k: v for k in OPTIONAL_FIELDS if (v := getattr(row, k, None)) is not None}
 
 
 @dataclass(frozen=True)
 class Request:
     """One request as a cache sees it: the query text, the system prompt (user identity or
-    instructions), the earlier turns (a list of {"role", "content"} messages) and the tool schemas.
+    instructions), the earlier turns (a list of {"role", "content"} messages) and the tool schemas;
+    optionally who sends it (`user`, `tenant`: opaque ids) and the `tool_choice` ("auto", "none",
+    "required" or a {"type": "function", ...} object, as chat APIs take it). None: not given.
     JSON values are kept as loaded, so a Request compares by value but may not be hashable."""
 
     query: str
     system_prompt: str | None = None
     context: Any = None
     tools: Any = None
+    user: str | None = None
+    tenant: str | None = None
+    tool_choice: Any = None
 
     @classmethod
     def from_row(cls, row: Any, side: str) -> "Request":
         """Request A (`side="a"`) or B (`side="b"`) of a benchmark row or a Pair."""
         if side not in ("a", "b"):
             raise ValueError(f"side must be 'a' or 'b', got {side!r}")
+        opt = optional_fields(row)
         return cls(getattr(row, f"query_{side}"), getattr(row, f"system_prompt_{side}"),
-                   getattr(row, f"context_{side}"), getattr(row, f"tools_{side}"))
+                   getattr(row, f"context_{side}"), getattr(row, f"tools_{side}"), opt.get(f"user_{side}"),
+                   opt.get(f"tenant_{side}"), opt.get(f"tool_choice_{side}"))
+
+    def scope(self) -> dict[str, Any]:
+        """The optional fields that are given: {"user": ..., "tenant": ..., "tool_choice": ...}."""
+        return {k: v for k in ("user", "tenant", "tool_choice") if (v := getattr(self, k)) is not None}
 
     def messages(self) -> list[dict[str, Any]]:
         """The request as chat messages: system prompt, earlier turns, then the query as the user."""
@@ -132,43 +161,52 @@ class Pair:
     the request fields are also attributes under their row names (`query_a`, `context_b`, ...) and
     dict-style keys (`pair["tools_a"]`); any other row field (id, label, binary_label, expected
     answers, rationale, verification, difficulty, domain, subcategory, construction method,
-    source) raises AttributeError / KeyError: the cache sees requests only."""
+    source) raises AttributeError / KeyError: the cache sees requests only. The OPTIONAL_FIELDS
+    (user_*, tenant_*, tool_choice_*, status_a: the status of the response stored for A) are
+    attributes too, None when the row gives none; keys() and to_dict() list them only when set."""
 
-    __slots__ = REQUEST_FIELDS + ("key",)
+    __slots__ = REQUEST_FIELDS + OPTIONAL_FIELDS + ("key",)
 
     def __init__(self, key: str, query_a: str, query_b: str, context_a: Any = None, context_b: Any = None,
                  system_prompt_a: str | None = None, system_prompt_b: str | None = None, tools_a: Any = None,
-                 tools_b: Any = None) -> None:
+                 tools_b: Any = None, user_a: str | None = None, user_b: str | None = None,
+                 tenant_a: str | None = None, tenant_b: str | None = None, tool_choice_a: Any = None,
+                 tool_choice_b: Any = None, status_a: str | None = None) -> None:
         self.key = key
         self.query_a, self.query_b = query_a, query_b
         self.context_a, self.context_b = context_a, context_b
         self.system_prompt_a, self.system_prompt_b = system_prompt_a, system_prompt_b
         self.tools_a, self.tools_b = tools_a, tools_b
+        self.user_a, self.user_b, self.tenant_a, self.tenant_b = user_a, user_b, tenant_a, tenant_b
+        self.tool_choice_a, self.tool_choice_b, self.status_a = tool_choice_a, tool_choice_b, status_a
 
     @classmethod
-    def from_requests(cls, key: str, a: Request, b: Request) -> "Pair":
-        return cls(key, a.query, b.query, a.context, b.context, a.system_prompt, b.system_prompt, a.tools, b.tools)
+    def from_requests(cls, key: str, a: Request, b: Request, status_a: str | None = None) -> "Pair":
+        return cls(key, a.query, b.query, a.context, b.context, a.system_prompt, b.system_prompt, a.tools, b.tools,
+                   a.user, b.user, a.tenant, b.tenant, a.tool_choice, b.tool_choice, status_a)
 
     @classmethod
     def of(cls, row: Any, key: str) -> "Pair":
         """The requests of a Row (or any object with the request fields), under `key`."""
         return cls(key, row.query_a, row.query_b, row.context_a, row.context_b, row.system_prompt_a,
-                   row.system_prompt_b, row.tools_a, row.tools_b)
+                   row.system_prompt_b, row.tools_a, row.tools_b, **optional_fields(row))
 
     @property
     def a(self) -> Request:
-        return Request(self.query_a, self.system_prompt_a, self.context_a, self.tools_a)
+        return Request(self.query_a, self.system_prompt_a, self.context_a, self.tools_a, self.user_a, self.tenant_a,
+                       self.tool_choice_a)
 
     @property
     def b(self) -> Request:
-        return Request(self.query_b, self.system_prompt_b, self.context_b, self.tools_b)
+        return Request(self.query_b, self.system_prompt_b, self.context_b, self.tools_b, self.user_b, self.tenant_b,
+                       self.tool_choice_b)
 
     def __getattr__(self, name: str) -> Any:
         # only reached for names that are not slots: every row field but the requests
         raise AttributeError(f"Pair has no attribute {name!r}: {SEES_REQUESTS_ONLY}")
 
     def __getitem__(self, name: str) -> Any:
-        if name in _REQUEST_SET:
+        if name in _PAIR_SET:
             return getattr(self, name)
         raise KeyError(f"{name!r}: {SEES_REQUESTS_ONLY}")
 
@@ -177,14 +215,16 @@ class Pair:
         return self[name]
 
     def keys(self) -> tuple[str, ...]:
-        return REQUEST_FIELDS
+        """The request fields, then the optional ones that are set."""
+        return REQUEST_FIELDS + tuple(k for k in OPTIONAL_FIELDS if getattr(self, k) is not None)
 
     def __contains__(self, name: object) -> bool:
-        return name in _REQUEST_SET
+        return name in _REQUEST_SET or (name in _PAIR_SET and getattr(self, name) is not None)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
-        """The key and the request fields: what the harness sends to a cache in another process."""
-        return {"key": self.key, **{k: getattr(self, k) for k in REQUEST_FIELDS}}
+        """The key and the request fields (the optional ones when set): what the harness sends to a
+        cache in another process."""
+        return {"key": self.key, **{k: getattr(self, k) for k in self.keys()}}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pair) and self.to_dict() == other.to_dict()

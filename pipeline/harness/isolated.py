@@ -358,7 +358,13 @@ def _feed(pairs: PairStream, protocol: str, start: int) -> Iterator[bytes]:
     pass over the benchmark), then each pair from `start` (another pass)."""
     if protocol == "shared":
         for p in pairs.from_(0):
-            yield _line({"a": [p.query_a, p.system_prompt_a, p.context_a, p.tools_a]})
+            a = p.a
+            line: dict[str, Any] = {"a": [a.query, a.system_prompt, a.context, a.tools]}
+            if a.scope():
+                line["x"] = a.scope()
+            if p.status_a is not None:
+                line["s"] = p.status_a
+            yield _line(line)
     for p in pairs.from_(start):
         yield _line({"p": p.to_dict()})
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from pipeline.core.errors import InputError
 from pipeline.harness.contract import Problem, RowChecker, ScoringChecker, scoring_row
-from pipeline.harness.interface import REQUEST_FIELDS, ROW_FIELDS, Pair, Row
+from pipeline.harness.interface import OPTIONAL_FIELDS, REQUEST_FIELDS, ROW_FIELDS, Pair, Row
 from pipeline.harness.jsonl import _LineProblem, iter_jsonl, iter_lines, open_regular, parse_raw, read_jsonl
 
 MAX_SHOWN = 50
@@ -230,14 +230,14 @@ class Bench:
                     raise changed
                 if labels is not None and obj["id"] in labels:
                     lab = labels.record(obj["id"])[1]
-                    obj = {**{k: lab[k] for k in REQUEST_FIELDS if k in lab}, **obj}
+                    obj = {**{k: lab[k] for k in REQUEST_FIELDS + OPTIONAL_FIELDS if k in lab}, **obj}
                 yield Pair(f"{run_key}-{i:06d}", *[obj.get(k) for k in _PAIR_FIELDS])
             if i + 1 != n or (self.sha256 is not None and digest.hexdigest() != self.sha256):
                 raise changed
 
 
 _PAIR_FIELDS = ("query_a", "query_b", "context_a", "context_b", "system_prompt_a", "system_prompt_b", "tools_a",
-                "tools_b")   # Pair's positional order after the key
+                "tools_b") + OPTIONAL_FIELDS   # Pair's positional order after the key
 
 
 class _Shared(dict):

@@ -7,7 +7,10 @@ It may also set `last_confidence` (its score for the latest lookup, higher = mor
 and `tier` (what decides, e.g. "embedding"); the harness reads both when present.
 
 Each row's A request is stored with a marker response that names the request (`marker`), so the
-harness knows which entry a lookup served. Two protocols turn such a cache into `Pair -> Verdict`
+harness knows which entry a lookup served. Where the row says the response stored for A was an error
+or a refusal (`status_a`), the marker is stored as a `Response`: a str (a cache that stores and
+returns strings runs unchanged) whose `status` says so; a cache that checks
+`getattr(response, "status", "ok")` can refuse to keep it. Serving it is a false hit. Two protocols turn such a cache into `Pair -> Verdict`
 (it sees the requests only; the scorer joins the labels afterwards):
 
 - `isolated` (Protocol A-prime): for every row, reset, store A, look up B. A hit is the cache
@@ -29,10 +32,10 @@ from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from pipeline.core.errors import CacheEvalError
 from pipeline.core.hashing import canonical_json, sha256_text
-from pipeline.harness.interface import Pair, Request, Verdict
+from pipeline.harness.interface import STATUSES, Pair, Request, Verdict
 
-__all__ = ["PROTOCOLS", "PAIR", "Request", "StoreFailed", "StoreLookupCache", "is_store_lookup", "marker",
-           "ProtocolRun", "apply_served", "protocol_summary", "pair_protocol"]
+__all__ = ["PROTOCOLS", "PAIR", "Request", "Response", "StoreFailed", "StoreLookupCache", "is_store_lookup", "marker",
+           "stored_response", "ProtocolRun", "apply_served", "protocol_summary", "pair_protocol"]
 
 PROTOCOLS = ("isolated", "shared")
 PAIR = "pair"  # the protocol name of a `Pair -> Verdict` cache: it sees both requests at once
@@ -71,9 +74,35 @@ def is_store_lookup(obj: Any) -> bool:
 
 def marker(request: Request) -> str:
     """The response stored for `request`: named by the request's content, so that identical
-    requests (which have the same answer) store the same response."""
-    body = canonical_json([request.query, request.system_prompt, request.context, request.tools])
-    return f"cacheeval-response-{sha256_text(body)[:20]}"
+    requests (which have the same answer) store the same response. The user, tenant and tool_choice
+    enter the name only when given (a request without them is named as before they existed)."""
+    fields = [request.query, request.system_prompt, request.context, request.tools]
+    if request.user is not None or request.tenant is not None or request.tool_choice is not None:
+        fields += [request.user, request.tenant, request.tool_choice]
+    return f"cacheeval-response-{sha256_text(canonical_json(fields))[:20]}"
+
+
+class Response(str):
+    """A stored response with a status (one of STATUSES): the text itself, so it compares, hashes
+    and serialises as the plain string; `status` is "error" or "refusal" when the model's answer was
+    one (the harness stores a plain str for an ok answer)."""
+
+    status: str
+
+    def __new__(cls, text: str, status: str = "ok") -> "Response":
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+        out = super().__new__(cls, text)
+        out.status = status
+        return out
+
+    def __reduce__(self) -> Any:
+        return (Response, (str(self), self.status))
+
+
+def stored_response(text: str, status: str | None) -> str:
+    """What the harness stores: `text` itself for an ok answer (None: not given), else a Response."""
+    return text if status is None or status == "ok" else Response(text, status)
 
 
 class ProtocolRun:
@@ -102,8 +131,8 @@ class ProtocolRun:
         self._prepared = False
 
     def prepare(self, requests: Iterable[Request] | None = None) -> None:
-        """The shared protocol stores every pair's A (or `requests`, the A requests in pair order)
-        before the first lookup (timed apart); StoreFailed when the cache raises meanwhile (naming
+        """The shared protocol stores every pair's A (or `requests`, the A requests in pair order, each a
+        Request or a (Request, status of its stored response) tuple) before the first lookup (timed apart); StoreFailed when the cache raises meanwhile (naming
         the pair by its position)."""
         if self._prepared or self.protocol != "shared":
             self._prepared = True
@@ -114,9 +143,11 @@ class ProtocolRun:
         where, position = "reset()", None
         try:
             self.cache.reset()
-            for position, a in enumerate(requests if requests is not None else (p.a for p in self.pairs)):
+            items = requests if requests is not None else ((p.a, p.status_a) for p in self.pairs)
+            for position, item in enumerate(items):
+                a, status = item if isinstance(item, tuple) else (item, None)
                 where = f"storing pair {position + 1}'s A"
-                self.cache.store(a, marker(a))
+                self.cache.store(a, stored_response(marker(a), status))
                 self.stored += 1
         except Exception as exc:  # noqa: BLE001 - one line at the boundary, the cause chained
             first = (str(exc).strip().splitlines() or [""])[0]
@@ -134,7 +165,7 @@ class ProtocolRun:
         if self.protocol == "isolated":
             t0 = time.perf_counter()
             self.cache.reset()
-            self.cache.store(a, own)
+            self.cache.store(a, stored_response(own, pair.status_a))
             self.store_seconds += time.perf_counter() - t0
             self.stored += 1
         t0 = time.perf_counter()

@@ -29,7 +29,8 @@ request equivalent to the one looked up: the identical request, or the other req
 (transitively: requests linked by HIT rows share an answer), unless a MISS row names that very
 pair. A request of a policy row (`policy_no_cache` for a reason of the request itself: mutation,
 time-sensitive, creative) is never correctly served from a cache, not even to an identical
-request; `cross_user` is a policy of the pair only. Anything else served is a *false hit*, as
+request; `cross_user` is a policy of the pair only. A response stored with an error or refusal
+status (a row's `status_a`: stored as a stateful.Response) is never correct. Anything else served is a *false hit*, as
 under the shared protocol (serving another entry's response is wrong however it happened).
 
 **Feedback** (optional): a cache with `feedback(request, response, correct)` is told the oracle's
@@ -66,7 +67,8 @@ from typing import Any, Mapping, Sequence
 
 from pipeline.harness.bound import declared_bound
 from pipeline.harness.interface import Row
-from pipeline.harness.stateful import Request, is_store_lookup
+from pipeline.harness.interface import optional_fields
+from pipeline.harness.stateful import Request, is_store_lookup, stored_response
 from pipeline.harness.stream_scores import (CORRECT_NEG, CORRECT_POS, MISS_NEG, MISS_POS, STREAM, WRONG_NEG,
                                             WRONG_POS, OrderRun, check_bound, realised_gaps, render_markdown,
                                             stream_report, summary_line, untimed_stream, with_bound)
@@ -79,7 +81,8 @@ DEFAULT_GAP = 100
 DEFAULT_ORDERS = 3
 DEFAULT_SEED = 0
 # policies of the pair (a request answered for one user, looked up by another), not of the request
-PAIR_POLICIES = frozenset({"cross_user"})
+# (and the system traps': the stored response is wrong for the other request, not the request uncacheable)
+PAIR_POLICIES = frozenset({"cross_user", "cross_tenant", "stored_error", "stored_refusal"})
 
 
 @dataclass(frozen=True)
@@ -134,9 +137,14 @@ def fast_marker(request: Request) -> str:
     """pipeline.harness.stateful.marker(request), the same string (tested), without building a JSON
     encoder per call: the oracle names every request of the workload."""
     q, sp = request.query, request.system_prompt
-    if request.context is None and request.tools is None and q.__class__ is str and (sp is None or sp.__class__ is str):
+    scoped = request.user is not None or request.tenant is not None or request.tool_choice is not None
+    if (not scoped and request.context is None and request.tools is None and q.__class__ is str
+            and (sp is None or sp.__class__ is str)):
         # the canonical JSON of [query, system prompt, null, null], string by string
         body = f"[{_string(q)},{'null' if sp is None else _string(sp)},null,null]"
+    elif scoped:
+        body = _CANONICAL.encode([q, sp, request.context, request.tools, request.user, request.tenant,
+                                  request.tool_choice])
     else:
         body = _CANONICAL.encode([q, sp, request.context, request.tools])
     return "cacheeval-response-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:20]
@@ -144,7 +152,8 @@ def fast_marker(request: Request) -> str:
 
 class Oracle:
     """Which served responses are correct for which request (see the module docstring): equivalence
-    classes of request markers, joined by HIT rows; MISS pairs inside a class; uncacheable requests."""
+    classes of request markers, joined by HIT rows; MISS pairs inside a class; uncacheable requests;
+    responses stored with a status other than ok (a row's `status_a`), which are never correct."""
 
     def __init__(self, rows: Sequence[Row]) -> None:
         self.requests: list[Request] = []
@@ -160,13 +169,19 @@ class Oracle:
             return root
 
         self.uncacheable: set[str] = set()
+        self.bad: set[str] = set()          # markers stored with an error or refusal status
+        self.responses: list[str] = []      # what the harness stores when request k misses
         miss_pairs: list[tuple[str, str]] = []
         for row in rows:
-            ra_, rb_ = (Request(row.query_a, row.system_prompt_a, row.context_a, row.tools_a),
-                        Request(row.query_b, row.system_prompt_b, row.context_b, row.tools_b))
+            opt = optional_fields(row)
+            ra_, rb_ = Request.from_row(row, "a"), Request.from_row(row, "b")
             a, b = fast_marker(ra_), fast_marker(rb_)
             self.requests += (ra_, rb_)
             self.markers += (a, b)
+            status = opt.get("status_a")
+            self.responses += (stored_response(a, status), b)
+            if status not in (None, "ok"):
+                self.bad.add(a)
             parent.setdefault(a, a)
             parent.setdefault(b, b)
             ms = (a, b)
@@ -191,7 +206,7 @@ class Oracle:
 
     def correct(self, k: int, served: Any) -> bool:
         """Is `served` a correct answer to request k (code 2 x row + side)?"""
-        if self.request_uncacheable[k]:
+        if self.request_uncacheable[k] or (self.bad and served in self.bad):
             return False
         c = self.class_of.get(served) if isinstance(served, str) else None
         if c is None or c != self.request_class[k]:
@@ -219,6 +234,7 @@ def run_order(cache: Any, oracle: Oracle, rows: Sequence[Row], seed: int, config
     lru = config.eviction == "lru"
     perf = time.perf_counter
     requests, markers, classes, unc = oracle.requests, oracle.markers, oracle.request_class, oracle.request_uncacheable
+    responses = oracle.responses
     class_of, correct = oracle.class_of, oracle.correct
     index: OrderedDict[str, Request] = OrderedDict()
     in_class = [0] * (max(class_of.values(), default=-1) + 1)
@@ -321,7 +337,7 @@ def run_order(cache: Any, oracle: Oracle, rows: Sequence[Row], seed: int, config
                 in_class[cls] += 1
             t0 = perf()
             try:
-                store(req, m)
+                store(req, responses[k])
             except Exception as exc:  # noqa: BLE001
                 failed(exc, k, "store()")
             cache_s += perf() - t0

@@ -9,7 +9,8 @@ prints goes to standard error):
   out  {"hello": {"name": default name, "store_lookup": bool, "implementation": identity or null}}
        or {"error": one line} (the module cannot be loaded)
   in   {"run": {"protocol": "pair"|"isolated"|"shared", "start": i, "n": n}}
-  in   shared: n lines {"a": [query, system_prompt, context, tools]}, every pair's A, each stored as it comes
+  in   shared: n lines {"a": [query, system_prompt, context, tools]} (and "x": {user, tenant, tool_choice}
+       and "s": the status of its stored response, when given), every pair's A, each stored as it comes
   out  (isolated, shared) {"prepared": true} (shared: every A stored) or {"store_failed": one line}
   in   a line {"p": Pair.to_dict()} per position from `start`, read as the cache decides (the scorer
        writes them ahead of the decisions, a window at a time: nobody holds every request)
@@ -89,20 +90,21 @@ def _run(obj: Any, run: dict, send: Any, receive: Any) -> None:
 
     protocol, start, n = run["protocol"], int(run.get("start", 0)), int(run["n"])
 
-    def incoming(kind: str, count: int) -> Any:
-        """The next `count` lines of the run, each {kind: value}, read as they are needed."""
+    def incoming(kind: str, count: int, whole: bool = False) -> Any:
+        """The next `count` lines of the run, each {kind: value, ...}, read as they are needed."""
         for _ in range(count):
             msg = receive()
             if not isinstance(msg, dict) or kind not in msg:
                 raise SystemExit(0)   # the scorer is gone, or speaks another protocol
-            yield msg[kind]
+            yield msg if whole else msg[kind]
 
     runner = None
     cache = obj
     if protocol != "pair":
         runner = ProtocolRun(obj, protocol)
         try:
-            runner.prepare((Request(*a) for a in incoming("a", n)) if protocol == "shared" else None)
+            runner.prepare(((Request(*m["a"], **(m.get("x") or {})), m.get("s")) for m in incoming("a", n, True))
+                           if protocol == "shared" else None)
         except StoreFailed as exc:
             send({"store_failed": str(exc), "position": exc.position})
             return

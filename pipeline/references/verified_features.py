@@ -18,6 +18,11 @@ Features, in FEATURE_NAMES order:
   language (script and stopwords);
 - request parts: whether system prompts, earlier turns and offered tools are equal, and what
   differs in them (numbers, names);
+- the change (v2, verified_change.py): the words that differ after aligning the two queries (and
+  the earlier turns, the system prompts), by class: names, numbers, dates, units, scope words,
+  polarity and negation words, comparison words, or function words only; swapped or inserted;
+  how many turns differ; tools added, removed or changed. v2 also drops the two absolute lengths
+  (len_a, len_b), which name a generator's template more than the request;
 - policy signals: creative request, time-sensitive words, the no-hit words of function calling
   (mutation verbs, live data), on either side and in the tool each side calls.
 
@@ -30,12 +35,13 @@ import re
 from difflib import SequenceMatcher
 from typing import Any, Callable, Mapping
 
+from pipeline.references.verified_change import change_features
 from pipeline.references.verified_lexicon import NEGATION, PROTOTYPES, word_lists
 from pipeline.references.verified_text import (REQUEST_FIELDS, capitalised, context_text, identifiers, language_names,
                                                math_signature, names, natural_language, operators, quoted,
                                                side_signals, tool_texts, units, variables)
 
-FEATURE_VERSION = "1"
+FEATURE_VERSION = "2"
 
 # A tool description saying its result is live, or reads the user's own state.
 _LIVE = re.compile(r"\blive\b", re.IGNORECASE)
@@ -83,8 +89,6 @@ def lexical_features(qa: str, qb: str) -> dict[str, float]:
     f["seq_ratio"] = sm.ratio()
     f["edit_ops"] = float(len(ops))
     f["edit_tokens"] = float(sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in ops))
-    f["len_a"] = float(len(ta))
-    f["len_b"] = float(len(tb))
     f["len_ratio"] = min(len(ta), len(tb)) / max(len(ta), len(tb), 1)
     f["char_ratio"] = SequenceMatcher(None, L["normalize"](qa), L["normalize"](qb), autojunk=False).ratio()
     # words that change what is asked, on one side only
@@ -201,6 +205,7 @@ def pair_features(view: Mapping[str, Any], minilm: Callable[[str], Any], second:
     qa, qb = view["query_a"] or "", view["query_b"] or ""
     f = lexical_features(qa, qb)
     f.update(part_features(view))
+    f.update(change_features(view))
     va, vb = minilm(qa), minilm(qb)
     f["cos_minilm"] = round(float(va @ vb), 6)
     f["cos_second"] = round(float(second(qa) @ second(qb)), 6)
@@ -246,7 +251,8 @@ def feature_names() -> list[str]:
     if not _NAMES:
         probe = {k: None for k in REQUEST_FIELDS}
         probe.update(query_a="a", query_b="b")
-        _NAMES.extend([*lexical_features("a", "b"), *part_features(probe), *EMBEDDING_FEATURES])
+        _NAMES.extend([*lexical_features("a", "b"), *part_features(probe), *change_features(probe),
+                       *EMBEDDING_FEATURES])
     return list(_NAMES)
 
 

@@ -83,6 +83,11 @@ def _package_dir(name: str) -> Path:
     raise BuildError(f"embedder package '{name}' is not installed. Run the README's install command (requirements.txt).")
 
 
+def model_files(spec: EmbedderSpec) -> list[Path]:
+    """The files whose bytes define the embedder's output (what weights_sha256 hashes)."""
+    return _files(spec)
+
+
 def _files(spec: EmbedderSpec) -> list[Path]:
     """The files whose bytes define the embedder's output."""
     o = spec.options

@@ -17,7 +17,7 @@ the same bytes.
 from __future__ import annotations
 
 import io
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Any, Mapping, Sequence
 
 from domains.base import canonical_json
@@ -194,9 +194,20 @@ def card(rows: Sequence[Mapping[str, Any]], splits: Mapping[str, Sequence[Mappin
                   + [[r["configuration"], r["n"], _fmt(r["f1"]), _fmt(r["fhr"]), _fmt(r["precision"]), _fmt(r["recall"])]
                      for r in references])
     out += ["", "## Sources and licences", ""]
-    out += _table(["licence", "rows"], sorted(licences.items()))
-    out += ["", "Builds on real corpora carry each corpus's licence per row (`licence` field); "
-            "`cacheeval build --commercial-only` leaves out every corpus whose licence forbids commercial use.", "",
+    from domains.corpora.licences import LICENCES
+
+    commercial = {text: ok for text, ok in LICENCES.values()}
+    sources = defaultdict(set)
+    for r in rows:
+        sources[r["licence"]].add(r["source"].split(":")[0] if r["source"].startswith("lm:") else r["source"])
+    out += _table(["licence", "rows", "sources", "commercial use"],
+                  [[lic, k, ", ".join(sorted(sources[lic])), "yes" if commercial.get(lic) else "no / not stated"]
+                   for lic, k in sorted(licences.items())])
+    free = sum(k for lic, k in licences.items() if commercial.get(lic))
+    out += ["", f"The rows do not share one licence: each carries its source's (`licence` field), and the header's "
+            f"`license` lists them all. {free} of {n} rows allow commercial use; the others come from corpora whose "
+            "terms do not (ShareGPT states none, QQP and MRPC have their owners' terms) and are for research. "
+            "`cacheeval build --commercial-only` builds the benchmark from the rows whose licence allows it only.", "",
             "## Load it", "",
             "```python",
             "from datasets import load_dataset",

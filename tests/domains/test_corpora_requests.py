@@ -1,5 +1,5 @@
-"""Corpus rows that must read as requests and follow the policies (issue #11, item 8): declarative
-MRPC/PAWS sentences sent as fact-check requests, MASSIVE/BANKING77 intents that ask for live
+"""Corpus rows that must read as requests and follow the policies (issue #11, item 8; issue #27):
+declarative MRPC/PAWS/PAWS-X sentences feed no domain, MASSIVE/BANKING77 intents that ask for live
 information or change state under their no-cache policy, transcripts cut off mid-phrase dropped,
 and no English-only XQuAD pair in the multilingual domain. On the fixtures and hand-made records."""
 from __future__ import annotations
@@ -38,29 +38,35 @@ def _massive(rid, locale, text, intent, slots=()):
                         slots=tuple(slots), locale=locale, parallel_id=rid.split("-")[0], scenario=intent.split("_")[0])
 
 
-def test_declarative_benchmark_sentences_are_sent_as_fact_check_requests(fixtures):
+def test_declarative_benchmark_sentences_feed_no_domain(fixtures):
     # 14 of 120 conversational rows of a corpora build were bare news or encyclopedia sentences
-    # ("The FDA said ..."), which nobody sends to an assistant as they are.
-    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
-    assert {c.source for c in conv} == {"paws", "mrpc"}
-    sentences = {}
-    for corpus in ("paws", "mrpc"):
+    # ("The FDA said ..."), which nobody sends to an assistant; wrapping them in "Fact-check this
+    # news claim: ..." made templates of them. PAWS, MRPC and PAWS-X now feed no domain, and the
+    # benchmark rows that do come are the questions as people wrote them.
+    from domains import all_domains, get_domain
+
+    fed = {m for d in all_domains() for feeds in d.corpus_feeds.values() for f in feeds for m in f.mappings}
+    assert not fed & {"paws", "mrpc", "paws_x"} and {"qqp", "ambigqa"} <= fed
+    assert not hasattr(benchmarks, "FRAMINGS") and not hasattr(benchmarks, "frame")
+    assert corpus_build(ctx("conversational", fixtures), "existing_benchmark") == ([], Counter())
+    assert "existing_benchmark" not in get_domain("conversational").generators
+    ml, _ = corpus_build(ctx("multilingual", fixtures), "existing_benchmark")
+    assert ml and {c.source for c in ml} == {"xquad"}
+    questions = {}
+    for corpus in ("qqp", "ambigqa"):
         for r in fixtures.load(corpus):
-            sentences[(corpus, f"{r.split}/{r.record_id}")] = (" ".join(r.text_a.split()), " ".join(r.text_b.split()))
-    for c in conv:
-        template = benchmarks.FRAMINGS[c.source]
-        sa, sb = sentences[(c.source, c.provenance.source_record)]
-        assert (c.query_a, c.query_b) == (template.format(s=sa), template.format(s=sb))
-        assert c.provenance.template_id.endswith(":framed") and "fact-check" in c.real_world_grounding
-        # the label is still the annotation's, decided on the sentences, and still verifies
-        assert c.label == benchmarks.decide(c.source, c.provenance.original_label, sa, sb)[0]
-        assert verify(c).passed
-    rows = {(c.query_a, c.query_b): c.label for c in conv}
-    assert rows[("Is this statement true? Mara sold the farm to Tomas in 1902 .",
-                  "Is this statement true? Tomas sold the farm to Mara in 1902 .")] == "ADVERSARIAL"
-    # QQP questions stay as written
-    qqp, _ = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
-    assert qqp and not any(c.provenance.template_id.endswith(":framed") for c in qqp)
+            texts = [r.text_a, r.text_b] if corpus == "qqp" else [r.question] + [q for q, _ in r.qa_pairs]
+            questions.update({" ".join(t.split()): corpus for t in texts})
+    for domain in ("qa_open", "qa_factual"):
+        rows, _ = corpus_build(ctx(domain, fixtures), "existing_benchmark")
+        assert rows
+        for c in rows:
+            assert questions[c.query_a] == questions[c.query_b] == c.source      # verbatim, unframed
+            assert not c.provenance.template_id.endswith(":framed") and "fact-check" not in c.real_world_grounding
+    # the unfed mappings still run, unframed, for a domain that names them
+    paws, _ = mapping_build(ctx("conversational", fixtures), "paws", {"ADVERSARIAL": 0.5})
+    assert ("Mara sold the farm to Tomas in 1902 .", "Tomas sold the farm to Mara in 1902 .") in \
+        {(c.query_a, c.query_b) for c in paws}
 
 
 def test_live_and_state_changing_intents_never_hit_and_take_their_policy():

@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "sources" / "fixtures"
 REAL = Path("/work/shared/datasets")
 # (domain, corpus method): the corpus feeds each domain's spec declares (domains/corpora/feeds.py)
 BUILDS = [("qa_factual", "existing_benchmark"), ("qa_open", "existing_benchmark"),
-          ("conversational", "existing_benchmark"), ("conversational", "intent_bottom_up"),
+          ("conversational", "intent_bottom_up"),
           ("multilingual", "intent_bottom_up"), ("multilingual", "existing_benchmark"),
           ("tool", "existing_benchmark")]
 
@@ -196,12 +196,20 @@ def test_ambignq_disambiguation_rules():
     assert benchmarks._disambiguation_problem("Where were the 2006 Winter Olympics held?", ("Turin", "Turin, Italy")) is None
 
 
+# PAWS, MRPC and PAWS-X feed no domain (declarative sentences); their mappings run with explicit shares.
+UNFED_SHARES = {"PARA_SAFE": 0.25, "RELATED_UNSAFE": 0.15, "ADVERSARIAL": 0.25}
+
+
+def unfed(fixtures, corpus, domain="conversational"):
+    return mapping_build(ctx(domain, fixtures), corpus, UNFED_SHARES)[0]
+
+
 def test_paws_mrpc_and_paws_x_mapping(fixtures):
-    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
+    conv = unfed(fixtures, "paws") + unfed(fixtures, "mrpc")
     assert {c.source for c in conv} == {"paws", "mrpc"}
     adv = [c for c in conv if c.label == "ADVERSARIAL"]
     assert adv and all(c.provenance.original_label == 0 and c.verification_payload["word_overlap"] >= benchmarks.HIGH for c in adv)
-    ml, _ = mapping_build(ctx("multilingual", fixtures), "paws_x")
+    ml = unfed(fixtures, "paws_x", "multilingual")
     assert ml and {c.label for c in ml} <= {"PARA_SAFE", "ADVERSARIAL", "EQUIV"} and {c.source for c in ml} == {"paws_x"}
 
 
@@ -353,8 +361,10 @@ def test_xquad_cross_language(fixtures):
 
 
 def test_caps_follow_need(fixtures):
-    small, _ = corpus_build(ctx("conversational", fixtures, {"PARA_SAFE": 4, "ADVERSARIAL": 4}), "existing_benchmark")
-    assert Counter(c.label for c in small)["PARA_SAFE"] <= 2  # 0.25 * 4 per corpus share, rounded up
+    small, _ = corpus_build(ctx("qa_open", fixtures, {"RELATED_UNSAFE": 2}), "existing_benchmark")
+    assert Counter(c.label for c in small)["RELATED_UNSAFE"] == 1  # 0.45 * 2, rounded up (the fixtures hold 2)
+    full, _ = corpus_build(ctx("qa_open", fixtures, {"RELATED_UNSAFE": 40}), "existing_benchmark")
+    assert Counter(c.label for c in full)["RELATED_UNSAFE"] == 2
 
 
 def test_generation_is_deterministic(fixtures):
@@ -368,7 +378,7 @@ def test_generation_is_deterministic(fixtures):
 
 def test_commercial_only_drops_qqp_and_mrpc(fixtures):
     qqp, _ = corpus_build(ctx("qa_open", fixtures), "existing_benchmark")
-    conv, _ = corpus_build(ctx("conversational", fixtures), "existing_benchmark")
+    conv = unfed(fixtures, "paws") + unfed(fixtures, "mrpc")
     assert qqp and not any(licences.commercial_ok(c) for c in qqp)
     assert not any(licences.commercial_ok(c) for c in conv if c.source == "mrpc")
     assert all(licences.commercial_ok(c) for c in conv if c.source == "paws")

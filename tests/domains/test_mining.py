@@ -104,9 +104,43 @@ def test_fixture_shards_mine_without_pairs(tmp_path):
         "wildchat/data/train-00000-of-00001.parquet"]
     results = [M.mine(ds, [s], cache_dir=tmp_path) for s in M.shards(ds)]
     assert sum(r.n_prompts for r in results) == 30  # 31 records, one ShareGPT record without a human turn
-    assert sum((Counter(r.drops) for r in results), Counter()) == Counter({"empty_prompt": 1})
-    assert all(r.candidates == () for r in results)  # the fixtures hold no duplicate prompts
-    assert M.mine(ds, cache_dir=tmp_path).candidates == ()
+    drops = sum((Counter(r.drops) for r in results), Counter())
+    assert Counter({k: n for k, n in drops.items() if not k.startswith(("unrelated:", "related:"))}) == \
+        Counter({"empty_prompt": 1})
+    # the fixtures hold no duplicate or near prompts: only pairs of unrelated (or same-subject) openings
+    assert {c.provenance.template_id for r in results for c in r.candidates} <= {"unrelated", "related_topic"}
+    assert {c.provenance.template_id for c in M.mine(ds, cache_dir=tmp_path).candidates} <= {"unrelated", "related_topic"}
+
+
+def test_unrelated_openings_share_no_content_word_and_each_prompt_is_used_once(tmp_path):
+    from domains.corpora.mining import unrelated
+    from domains.text import content_stems
+
+    mined = M.mine(DatasetsDir(FIXTURES), cache_dir=tmp_path)
+    pairs = [c for c in mined.candidates if c.provenance.template_id == "unrelated"]
+    assert pairs, "the fixtures' opening messages give unrelated pairs"
+    texts = [t for c in pairs for t in (c.query_a, c.query_b)]
+    assert len(texts) == len(set(texts))
+    for c in pairs:
+        assert c.label == "UNRELATED" and c.construction_method == "real_traffic_mined"
+        assert not content_stems(c.query_a) & content_stems(c.query_b)
+        assert c.source == c.provenance.source_file.split("/")[0]
+    vecs = M.embed([c.query_a for c in pairs] + [c.query_b for c in pairs], tmp_path)
+    n = len(pairs)
+    assert all(float(vecs[i] @ vecs[n + i]) < unrelated.MAX_COSINE + 0.05 for i in range(n))
+
+
+def test_the_related_rule_needs_a_shared_subject_and_own_asks_on_each_side():
+    from domains.corpora.mining.unrelated import _why_not
+
+    shared, a_own, b_own = frozenset({"python"}), frozenset({"sort", "list"}), frozenset({"read", "file"})
+    assert _why_not(shared | a_own, shared | b_own, 0.55, "RELATED_UNSAFE") is None
+    assert _why_not(a_own, b_own, 0.55, "RELATED_UNSAFE") == "no_shared_content_word"
+    assert _why_not(shared | a_own, shared | {"read"}, 0.55, "RELATED_UNSAFE") == "too_few_own_content_words"
+    assert _why_not(shared | a_own, shared | b_own, 0.8, "RELATED_UNSAFE") == "cosine_outside_band"
+    assert _why_not(a_own, b_own, 0.1, "UNRELATED") is None
+    assert _why_not(shared | a_own, shared | b_own, 0.1, "UNRELATED") == "shares_a_content_word"
+    assert _why_not(a_own, b_own, 0.3, "UNRELATED") == "cosine_too_high"
 
 
 PLANTED = [  # (a, b): found only through the ANN index (they are not duplicates after normalisation)
@@ -130,7 +164,8 @@ def _fixtures_plus_planted(root: Path) -> DatasetsDir:
 def test_planted_pairs_are_found_routed_and_verified(tmp_path):
     ds = _fixtures_plus_planted(tmp_path / "ds")
     res = M.mine(ds, ["sharegpt/ShareGPT_V3_filtered_500.json"], cache_dir=tmp_path / "cache")
-    got = {(c.domain, c.label, c.subcategory, c.provenance.source_record) for c in res.candidates}
+    got = {(c.domain, c.label, c.subcategory, c.provenance.source_record) for c in res.candidates
+           if c.provenance.template_id not in ("unrelated", "related_topic")}   # pairs of distinct openings: their own test
     assert got == {
         ("creative", "ADVERSARIAL", "number_change", "pp0a#0|pp0b#0"),
         ("conversational", "ADVERSARIAL", "number_change", "pp1a#0|pp1b#0"),
@@ -157,7 +192,8 @@ ds = DatasetsDir(sys.argv[1])
 out = [M.mine(ds, [s], cache_dir=sys.argv[2]) for s in M.shards(ds)]
 blob = canonical_json([[c.key, c.provenance.to_dict(), c.verification_payload] for r in out for c in r.candidates]
                       + [sorted(r.drops.items()) for r in out])
-print(len([c for r in out for c in r.candidates]), hashlib.sha256(blob.encode()).hexdigest())
+print(len([c for r in out for c in r.candidates if c.provenance.template_id not in ("unrelated", "related_topic")]),
+      hashlib.sha256(blob.encode()).hexdigest())
 """
 
 

@@ -94,3 +94,74 @@ def test_a_follow_up_that_opens_two_conversations_is_no_surface_variant():
     res = engine.pair([_shard(records)])
     assert [(c.query_a, c.query_b, c.label) for c in res.candidates] == [("hello there", "Hello there", "EQUIV")]
     assert res.drops["follow_up_opening"] == 1
+
+
+# filler_or_typo (issue #27): politeness or filler words and fixed misspellings, nothing else -> PARA_SAFE
+@pytest.mark.parametrize("a, b", [
+    ("Can you explain how photosynthesis works?", "explain how photosynthesis works?"),
+    ("please write a python function that reverses a string", "write a python function that reverses a string"),
+    ("Hi, what is the capital of Peru? Thanks", "What is the capital of Peru?"),
+    ("explain the diffrence between tcp and udp", "explain the difference between tcp and udp"),
+    ("Could you please summarise the plot of hamlet", "summarise the plot of hamlet"),
+    ("Just tell me a fun fact about octopuses", "tell me a fun fact about octopuses pls"),
+    ("give me a recipe for banana bread", "give me a recpie for banana bread thank you"),     # typo and filler
+])
+def test_filler_or_typo_is_para_safe(a, b):
+    assert M.decide(a, b) == M.Decision("PARA_SAFE", "filler_or_typo")
+    assert M.decide(b, a).label == "PARA_SAFE"
+
+
+@pytest.mark.parametrize("a, b, rule", [
+    ("summarize this text for me", "summarize this text", "insertion_or_deletion"),           # not a filler
+    ("you write a poem about cats", "write a poem about cats", "insertion_or_deletion"),     # "you" alone
+    ("list the names of the planets", "list just the names of the planets", "insertion_or_deletion"),  # "just" = only
+    ("explain the difference between tcp and udp", "explain the difference between tcp and ip", "one_token_undecided"),
+    ("What is Jupyter?", "What is Jyupyter?", "spelling_variant_undecided"),                 # a name, not a typo
+    ("Tell me about Grenoble", "Tell me about Grenobel", "spelling_variant_undecided"),      # capitalised: a name
+    ("def area(r): return r * r  explain the fucntion", "def area(r): return r * r  explain the function",
+     "one_token_undecided"),                                                                 # code
+    ("list the largest cities", "list the largest citys", "one_token_undecided"),            # a short word
+    ("explain the first sorting algorithm", "explain the frist sorting algorithm please now", "multi_token_change"),
+    ("please sort the list in ascending order", "sort the list in descending order", "multi_token_change"),
+    ("Hi [NAME]", "Hey [NAME]", "one_token_undecided"),                                      # nothing asked
+])
+def test_filler_or_typo_takes_nothing_else(a, b, rule):
+    d = M.decide(a, b)
+    assert d.label is None and d.rule == rule, d
+
+
+def test_filler_or_typo_candidate_is_a_hit_with_one_rubric():
+    from domains.corpora.mining import single, turns
+    from domains.verify import verify
+
+    a, b = "Could you explain how vaccines train the immune system?", "explain how vaccines train the immune system?"
+    p = [turns.Turn("sharegpt", "x.json", "lic", f"r{i}", 0, f"r{i}", t, "first", False, ()) for i, t in enumerate((a, b))]
+    c = single.candidate(p[0], p[1], M.decide(a, b))
+    assert (c.label, c.domain, c.provenance.template_id) == ("PARA_SAFE", "qa_open", "filler_or_typo")
+    assert c.verification_payload["criteria_a"] == c.verification_payload["criteria_b"]
+    assert c.expected_answer_a == c.expected_answer_b and verify(c).passed
+    assert not verify(c.with_(label="ADVERSARIAL")).passed
+    assert "politely" in c.real_world_grounding
+    # under a policy the rubric is the underlying check, still one for both sides
+    w = single.candidate(*[turns.Turn("sharegpt", "x.json", "lic", f"r{i}", 0, f"r{i}", t, "first", False, ())
+                           for i, t in enumerate(("please tell me the weather in Oslo today",
+                                                  "tell me the weather in Oslo today"))], M.decide(
+        "please tell me the weather in Oslo today", "tell me the weather in Oslo today"))
+    assert w.verification_method == "policy_no_cache" and verify(w).passed
+    u = w.verification_payload["underlying_payload"]
+    assert u["criteria_a"] == u["criteria_b"]
+
+
+def test_a_filler_variant_is_one_request_only_between_conversation_openings():
+    records = [
+        Conversation("a_0", (("user", "Explain recursion to a child"), ("assistant", "A function that calls itself"),
+                     ("user", "please explain the code you wrote line by line"))),
+        Conversation("b_0", (("user", "Write a haiku about rain"), ("assistant", "Rain on the roof"),
+                     ("user", "explain the code you wrote line by line"))),
+        Conversation("c_0", (("user", "Can you explain how a bloom filter works?"),)),
+        Conversation("d_0", (("user", "explain how a bloom filter works"),)),
+    ]
+    res = engine.pair([_shard(records)])
+    kept = [(c.query_a, c.query_b, c.label) for c in res.candidates]
+    assert kept == [("Can you explain how a bloom filter works?", "explain how a bloom filter works", "PARA_SAFE")]
+    assert res.drops["paraphrase_of_a_later_turn"] == 1

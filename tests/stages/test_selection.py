@@ -51,14 +51,15 @@ def test_select_reports_shortfall_per_cell():
     assert sel.rows == []
 
 
-def test_splits_are_exact_and_keep_test_queries_out_of_train_dev():
+def test_splits_keep_test_queries_out_of_train_dev():
     items = []
-    for g in range(40):  # 40 families of 3 rows sharing query_a, plus singletons
+    for g in range(40):  # 40 families of 3 rows sharing query_a, plus singletons; 8 template families
         for k, lab in enumerate(["EQUIV", "PARA_SAFE", "ADVERSARIAL"]):
-            items.append(cand(g * 10 + k, label=lab, qa=f"family {g}"))
-    items += [cand(1000 + i, label="UNRELATED") for i in range(40)]
+            items.append(cand(g * 10 + k, label=lab, qa=f"family {g}").with_(subcategory=f"t{g % 8}"))
+    items += [cand(1000 + i, label="UNRELATED").with_(subcategory=f"t{i % 8}") for i in range(40)]
     splits = assign_splits(items, {"train": 80, "dev": 40, "test": 40})
-    assert Counter(splits) == {"train": 80, "dev": 40, "test": 40}
+    got = Counter(splits)
+    assert got["dev"] == 40 and abs(got["test"] - 40) <= 3 and sum(got.values()) == 160
     test_keys = {request_key(c.query_a, None, None) for c, s in zip(items, splits) if s == "test"}
     other = {request_key(c.query_a, None, None) for c, s in zip(items, splits) if s != "test"}
     assert not test_keys & other
@@ -90,3 +91,20 @@ def test_a_methods_hard_rewordings_come_first_so_lm_rows_displace_the_easy_ones(
     assert [c.provenance.template_id for c in chosen if c.construction_method == "curated"] == ["hard_rewording"] * 4
     more, _ = select_cell("conversational", "PARA_SAFE", 9, cands, MIX)   # then the others, in their shuffled order
     assert sum(c.provenance.template_id == "rewording" for c in more) == 2
+
+
+def test_hard_rewordings_fill_the_cell_after_mined_rows_and_before_the_mix():
+    def curated(i: int, template: str) -> Candidate:
+        c = cand(i, label="PARA_SAFE", domain="qa_open")
+        return c.with_(provenance=Provenance("t", "1", template_id=template))
+
+    cands = ([curated(i, "hard_rewording") for i in range(5)] + [curated(10 + i, "rewording") for i in range(5)]
+             + [cand(100 + i, label="PARA_SAFE", method="existing_benchmark", domain="qa_open") for i in range(20)]
+             + [cand(200 + i, label="PARA_SAFE", method="intent_bottom_up", domain="qa_open") for i in range(20)]
+             + [cand(300 + i, label="PARA_SAFE", method="real_traffic_mined", domain="qa_open") for i in range(2)])
+    chosen, used = select_cell("qa_open", "PARA_SAFE", 12, cands, MIX)
+    assert used["real_traffic_mined"] == 2 and used["curated"] == 5    # every hard rewording, no other curated row
+    assert sum(c.provenance.template_id == "hard_rewording" for c in chosen) == 5
+    assert used["existing_benchmark"] + used["intent_bottom_up"] == 5 and len(chosen) == 12
+    few, used = select_cell("qa_open", "PARA_SAFE", 4, cands, MIX)     # a small cell: mined, then hard rewordings
+    assert used["real_traffic_mined"] == 2 and used["curated"] == 2 and len(few) == 4

@@ -11,11 +11,13 @@ still found):
 2. single-turn prompts: exact duplicates after normalize_text are chained (each distinct wording
    once), near-duplicates come from MinHash/LSH and from the MiniLM ANN index (near.py); each pair
    is labelled only by rules.decide, routed (routes.py: the domain whose spec names the pair's
-   rule) and built by single.py, and offered to one family guard (EQUIV first, then ADVERSARIAL,
-   by record ids);
+   rule) and built by single.py, and offered to one family guard (EQUIV first, then PARA_SAFE and
+   ADVERSARIAL, by record ids); a HIT pair (EQUIV, PARA_SAFE) needs two opening turns;
 3. multi-turn: follow-ups grouped by final message and paired across conversations (ADVERSARIAL),
    then the same final message at two points of one conversation (RELATED_UNSAFE, from turns no
-   ADVERSARIAL pair used) (followups.py).
+   ADVERSARIAL pair used) (followups.py);
+4. opening messages of two conversations that share no content word and lie far apart (UNRELATED),
+   or share a subject and each ask for more (RELATED_UNSAFE) (unrelated.py).
 A pair no rule decides is kept out and counted by reason (`MinedPairs.drops`). The candidates are
 not verified here: the build verifies every candidate once, with its domain's (verified_rows).
 """
@@ -29,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from domains.base import Candidate, normalize_text
-from domains.corpora.mining import followups, near, single
+from domains.corpora.mining import followups, near, single, unrelated
 from domains.corpora.mining.context import follow_up_rule
 from domains.corpora.mining.routes import routes
 from domains.corpora.mining.rules import decide
@@ -161,14 +163,14 @@ def pair(parts: Sequence[PreparedShard]) -> MinedPairs:
         if d.label is None:
             res.drops[d.rule] += 1
             continue
-        if d.label == "EQUIV" and not (a.use == "first" and b.use == "first"):
+        if d.label in ("EQUIV", "PARA_SAFE") and not (a.use == "first" and b.use == "first"):
             # A later turn that passes the standalone test may still lean on its conversation ("what
             # did you change", "Too high!", "finish the code": blind readers of mined rows flagged
             # them); two of them are one request only when both open their conversations. (A MISS
             # pair of later turns stays a MISS whatever their conversations say.)
-            res.drops["surface_variant_of_a_later_turn"] += 1
+            res.drops["surface_variant_of_a_later_turn" if d.label == "EQUIV" else "paraphrase_of_a_later_turn"] += 1
             continue
-        if d.label == "EQUIV" and follow_up_rule(a.query) is not None:
+        if d.label in ("EQUIV", "PARA_SAFE") and follow_up_rule(a.query) is not None:
             # "continue" / "Continue" opening two conversations: a follow-up word as the first
             # message points at a conversation we do not see (a ShareGPT part, a pasted chat), so
             # "the same request" is not decidable (blind readers flagged them as doubtful HITs).
@@ -196,6 +198,19 @@ def pair(parts: Sequence[PreparedShard]) -> MinedPairs:
     res.sources["repeat_in_conversation"] += len(related)
     for a, b in related:
         _keep(followups.candidate(a, b, "RELATED_UNSAFE", routes=rt), res)
+    apart, drops = followups.unrelated_pairs(turns)
+    res.drops.update(drops)
+    res.sources["unrelated_follow_ups"] += len(apart)
+    for a, b in apart:
+        _keep(followups.candidate(a, b, "UNRELATED", routes=rt), res)
+    vectors = {text: part.vectors[row] for part in parts if part.vectors is not None
+               for row, text in enumerate(part.texts)}
+    openings = [t for t in turns if t.use == "first"]
+    for label in ("UNRELATED", "RELATED_UNSAFE"):
+        found, drops = unrelated.unrelated_pairs(openings, vectors, rt, label)
+        res.drops.update(drops)
+        res.sources[label.lower()] += len(found)
+        res.candidates.extend(found)
     return MinedPairs(shards=tuple(p.shard for p in parts), candidates=tuple(sorted(res.candidates, key=lambda c: c.key)),
                       drops=dict(sorted(res.drops.items())), n_prompts=res.n_prompts, n_pairs=sum(res.sources.values()),
                       sources=dict(sorted(res.sources.items())))

@@ -54,6 +54,8 @@ RULE_TEXT = {
 }
 RELATED_GROUNDING = ("A real user sent the same follow-up twice in one conversation; a cache keyed on the last "
                      "message alone would serve the answer given at one point of the conversation at the other.")
+UNRELATED_GROUNDING = ("Two real users sent follow-ups in conversations about different things; neither answer "
+                       "serves the other.")
 GROUNDING = ("Two real users sent the same follow-up after different conversations; a cache keyed on the last "
              "message alone would serve one conversation's answer to the other.")
 
@@ -86,8 +88,12 @@ def candidate(a: Turn, b: Turn, label: str = "ADVERSARIAL", routes: Routes | Non
     if domain is None:
         return f"no_domain_takes:{RULE}"
     fa, fb = _facts(a), _facts(b)
-    what = RULE_TEXT[a.use]
-    if label == "RELATED_UNSAFE":
+    what = RULE_TEXT[a.use] if label != "UNRELATED" else "follows up its own conversation"
+    if label == "UNRELATED":
+        sub, grounding = "real_unrelated_follow_ups", UNRELATED_GROUNDING
+        rationale = (f"Mined from {a.corpus}: two different follow-ups after two real conversations on different "
+                     "subjects (no content word in common); each answer belongs to its own conversation.")
+    elif label == "RELATED_UNSAFE":
         sub, grounding = f"real_repeat_in_conversation_{a.use}", RELATED_GROUNDING
         rationale = (f"Mined from {a.corpus}: the same final message, which {what}, is sent twice in one real "
                      "conversation; the topic is the same, but what came just before differs, so the two answers "
@@ -187,4 +193,40 @@ def repeat_pairs(turns: Iterable[Turn], taken: Iterable[Turn] = ()) -> tuple[lis
                 continue
             pairs.append(found)
             made += 1
+    return pairs, drops
+
+
+UNRELATED_PER_RULE = 60
+
+
+def unrelated_pairs(turns: Iterable[Turn]) -> tuple[list[tuple[Turn, Turn]], Counter]:
+    """Pairs of follow-up turns from two conversations whose final messages differ and whose user
+    texts (final message and kept earlier turns) share no content word: UNRELATED. In a seeded order
+    (stable hash of record and message), each turn pairs with the next unused one that qualifies, at
+    most UNRELATED_PER_RULE pairs, each turn once."""
+    from domains.base import stable_hash
+    from domains.text import content_stems
+
+    follow = sorted((t for t in turns if t.context is not None),
+                    key=lambda t: stable_hash("mined-unrelated-follow-ups", t.corpus, t.record_id, t.index))
+    stems = [content_stems(" ".join([t.query] + [m["content"] for m in t.context if m["role"] == "user"]))
+             for t in follow]
+    pairs: list[tuple[Turn, Turn]] = []
+    drops: Counter = Counter()
+    used: set[int] = set()
+    for i, a in enumerate(follow):
+        if len(pairs) >= UNRELATED_PER_RULE:
+            break
+        if i in used:
+            continue
+        for j in range(i + 1, min(len(follow), i + 26)):
+            b = follow[j]
+            if j in used or a.conversation == b.conversation or a.corpus != b.corpus:
+                continue
+            if normalize_text(a.query) == normalize_text(b.query) or stems[i] & stems[j]:
+                drops["multi_turn:unrelated_shares_words_or_final"] += 1
+                continue
+            used.update((i, j))
+            pairs.append(tuple(sorted((a, b), key=lambda t: (natural_key(t.record_id), t.index))))
+            break
     return pairs, drops

@@ -19,6 +19,11 @@ decidable:
 - negation_change: the prompts differ only by negation words inserted or deleted ("does not use
   recursion" vs "does use recursion", "without a loop" vs "with a loop") -> ADVERSARIAL (the
   negated request asks for the opposite);
+- filler_or_typo: the prompts differ only by politeness or filler words inserted or deleted
+  (please, kindly, can you, could you, hey, hi, thanks, an opening "just" ...: FILLERS) and/or misspellings
+  fixed, each in a lower-case word of 5+ letters (one letter inserted, deleted, or two neighbours
+  transposed; not a capitalised name, not in a prompt holding code) -> PARA_SAFE (the same request,
+  worded more or less politely or typed with a slip);
 and drops four of classify's calls that readers found wrong or doubtful (see `decide`).
 """
 from __future__ import annotations
@@ -206,6 +211,59 @@ def _line_number(text: str, number: str | None) -> bool:
     return bool(number) and bool(re.search(rf"\bline {n}\b|\.\w{{1,8}}:(?:\d+:)?{n}\b", text, re.IGNORECASE))
 
 
+# Politeness and filler phrases that a request may gain or lose without changing what it asks
+# (longest first, so "thank you" is read before "you" would be left over).
+_FILLER_PHRASES = ["please", "pls", "plz", "kindly", "hey", "hi", "hello", "thanks", "thx", "just", "ok", "okay",
+                   "can you", "could you", "would you", "will you", "can u", "could u", "hey there", "hi there",
+                   "thank you", "thank you so much", "thanks a lot", "thanks in advance"]
+FILLERS = tuple(sorted({tuple(f.split()) for f in _FILLER_PHRASES}, key=lambda f: (-len(f), f)))
+
+
+def _fillers_only(gone: list[str]) -> bool:
+    """The tokens are a sequence of FILLERS phrases (and nothing else)."""
+    k = 0
+    while k < len(gone):
+        phrase = next((f for f in FILLERS if tuple(gone[k:k + len(f)]) == f), None)
+        if phrase is None:
+            return False
+        k += len(phrase)
+    return True
+
+
+def _lower_word(text: str, word: str) -> bool:
+    """`word` stands in `text` only in lower case (a common word, not a name or an identifier)."""
+    found = re.findall(r"(?<![\w.])" + re.escape(word) + r"(?![\w.])", unicodedata.normalize("NFKC", text),
+                       re.IGNORECASE)
+    return bool(found) and all(f == word for f in found)
+
+
+def _filler_or_typo(text_a: str, text_b: str) -> bool:
+    """The filler_or_typo rule (module docstring): at least one change, each one a FILLERS phrase
+    inserted or deleted or one misspelling fixed."""
+    ta, tb = tokens(text_a), tokens(text_b)
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    kept = [t for tag, i1, i2, _, _ in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if tag == "equal"
+            for t in ta[i1:i2] if t.isalnum() and not _fillers_only([t])]
+    if not ops or len(kept) < 2:
+        return False    # a request must be left besides the fillers ("Hi [NAME]" / "Hey [NAME]" asks nothing)
+    for tag, i1, i2, j1, j2 in ops:
+        gone, added = ta[i1:i2], tb[j1:j2]
+        if ("just" in gone and not _fillers_only(ta[:i1])) or ("just" in added and not _fillers_only(tb[:j1])):
+            return False    # past the opening "just" may mean "only" ("list just the names")
+        if _fillers_only(gone) and _fillers_only(added):
+            continue
+        if len(gone) == len(added) == 1 and _typo_fixed(gone[0], added[0], text_a, text_b):
+            continue
+        return False
+    return True
+
+
+def _typo_fixed(x: str, y: str, text_a: str, text_b: str) -> bool:
+    return (x.isalpha() and y.isalpha() and min(len(x), len(y)) >= 5 and _spelling_variant(x, y)
+            and not {x, y} & (LANGUAGES | DIRECTION_WORDS) and _lower_word(text_a, x) and _lower_word(text_b, y)
+            and not _CODE.search(text_a) and not _CODE.search(text_b))
+
+
 def decide(text_a: str, text_b: str) -> Decision:
     """`classify`, then the mining-only rules: what it leaves undecided, and four of its calls that
     readers of mined real-traffic rows showed to be wrong or doubtful (each dropped with its reason):
@@ -234,4 +292,6 @@ def decide(text_a: str, text_b: str) -> Decision:
         return d
     if _negation_only(tokens(text_a), tokens(text_b)):
         return Decision("ADVERSARIAL", "negation_change")
+    if _filler_or_typo(text_a, text_b):
+        return Decision("PARA_SAFE", "filler_or_typo")
     return d

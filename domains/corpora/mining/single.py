@@ -23,8 +23,8 @@ from domains.corpora.mining.turns import Turn, scrub_record
 from domains.text import live_request, script, time_sensitive
 
 METHOD = "real_traffic_mined"
-VERSION = "4"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance; 3: qa_open route;
-               # 4: asking the time is live, "for now" is not
+VERSION = "5"  # 2: every human turn, MinHash/LSH candidates, negation rule, scrub kinds in provenance; 3: qa_open route;
+               # 4: asking the time is live, "for now" is not; 5: filler_or_typo PARA_SAFE rule
 SNIPPET = 160
 # The creative-request rule of `route`: a creative verb, then within 60 characters a creative noun.
 # Public, with its noun pattern, because the reference verified cache's features read both
@@ -105,6 +105,8 @@ def criteria(text: str, changed: str | None = None) -> list[str]:
 
 GROUNDING = {
     "EQUIV": "Two users of a public chat service sent the same prompt, differing only in case, spacing or punctuation.",
+    "PARA_SAFE": "Two users of a public chat service sent the same request, one more politely or with a typing slip "
+                 "(please, can you, thanks; a misspelt word).",
     "ADVERSARIAL": "Two real chat prompts that read almost the same but change one answer-determining value "
                    "(a number, a name, a language or a direction, a number one of them leaves out, or a negation).",
 }
@@ -138,6 +140,16 @@ def candidate(a: Turn, b: Turn, d: Decision, routes: Routes | None = None) -> Ca
     if d.label == "EQUIV":
         rationale = (f"Mined from {a.corpus}: the two prompts differ only in case, spacing or sentence punctuation, "
                      "so they are the same request.")
+        ans_a = ans_b = f"A response that {ca[0]}."
+    elif d.label == "PARA_SAFE":
+        # A HIT: one rubric for both sides (the rubric verifier needs them equal): the two prompts'
+        # rubrics differ only in the filler words or the misspelling, so the shorter one (ties: the
+        # smaller) serves both, the same choice whichever way round the pair is.
+        ca = cb = min(ca, cb, key=lambda c: (len(c[0]), c))
+        crit = {"criteria_a": ca, "criteria_b": list(cb)}
+        payload = crit if not reason else {**payload, "underlying_payload": crit}
+        rationale = (f"Mined from {a.corpus}: the prompts differ only by politeness or filler words (please, can you, "
+                     "thanks...) or a misspelt word, so they are the same request.")
         ans_a = ans_b = f"A response that {ca[0]}."
     elif d.rule == "number_dropped":
         number = d.old or d.new

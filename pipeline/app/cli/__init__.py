@@ -16,6 +16,7 @@ COMMANDS = {
     "validate": ("pipeline.app.cli.validate", "check a benchmark file against the row contract"),
     "build": ("pipeline.app.cli.build", "build the benchmark (materialises the Dagster asset graph in process)"),
     "check": ("pipeline.app.cli.build", "rebuild into a temporary folder and compare every committed output byte for byte"),
+    "extract": ("pipeline.app.cli.extract", "regenerate (or --check) the committed extract of the corpora's verified pairs"),
     "sources": ("pipeline.app.cli.sources", "list the upstream corpora found in a datasets dir"),
     "llm-cache": ("pipeline.app.cli.llm_cache", "inspect or evict the LLM response cache"),
     "models": ("pipeline.app.cli.models", "join and verify the local language models' GGUF files (cacheeval models fetch)"),

@@ -65,6 +65,7 @@ def run(args) -> int:
     res = run_build(resolved.profile, args.out, _datasets(resolved), resolved.cache_root,
                     progress=lambda s: print(s, file=sys.stderr), commercial_only=args.commercial_only)
     print(f"built profile {res.profile}: {sum(res.cells.values())} rows into {res.out_dir} in {time.perf_counter() - t0:.1f}s")
+    _warm_slices(res, resolved, args.commercial_only)
     print(f"kappa (ensemble vs held-out): {res.kappa:.3f}" if res.kappa is not None else "kappa: n/a")
     print("rows per cell:")
     by_domain: dict[str, list[str]] = {}
@@ -84,6 +85,27 @@ def run(args) -> int:
     for step, s in sorted(stages.items(), key=lambda kv: -kv[1]):
         print(f"  {s:7.1f}  {step}")
     return 0
+
+
+def _warm_slices(res, resolved: settings.Settings, commercial_only: bool) -> None:
+    """The committed quarterly slices rebuilt on the benchmark just built (into a temporary folder,
+    nothing kept but the caches), so that the first `cacheeval check` after a cold build finds their
+    candidates, embeddings and scores cached. Only when this build is of the committed outputs'
+    profile (the slices are made on that benchmark), and not --commercial-only."""
+    from pipeline.app.cli.evolve import check_slices
+    from pipeline.core.paths import OUTPUTS
+
+    mpath, slices = OUTPUTS / "manifest.json", OUTPUTS / "evolving"
+    try:
+        committed = json.loads(mpath.read_text(encoding="utf-8")).get("profile")
+    except (OSError, ValueError):
+        return
+    if committed != res.profile or commercial_only or not (slices / "manifest.json").is_file():
+        return
+    t0 = time.perf_counter()
+    diffs = check_slices(slices, resolved.cache_root, bench=Path(res.out_dir) / "cachebench.jsonl")
+    note = f"; {len(diffs)} of their files differ from the committed ones" if diffs else ""
+    print(f"caches of the committed adversarial slices filled in {time.perf_counter() - t0:.1f}s{note}")
 
 
 def _check(args, resolved: settings.Settings) -> int:
@@ -110,6 +132,12 @@ def _check(args, resolved: settings.Settings) -> int:
             print(f"error: {committed / d.file}: {d.detail}. The committed outputs differ from a rebuild; "
                   "rebuild with `cacheeval build` and commit, or find the non-determinism", file=sys.stderr)
         return 1
-    print(f"ok: {len(manifest['outputs']) + 1} committed outputs of profile {manifest['profile']} are "
+    from pipeline.app.cli.materialize import UNLISTED_OUTPUTS
+    from pipeline.orchestration.step_cache import summary
+
+    unlisted = sum(1 for r in UNLISTED_OUTPUTS if (committed / r).is_file())
+    print(f"ok: {len(manifest['outputs']) + 1 + unlisted} committed outputs of profile {manifest['profile']} are "
           f"byte-identical to a rebuild ({time.perf_counter() - t0:.1f}s)")
+    if summary():
+        print(summary())
     return 0

@@ -226,7 +226,7 @@ def _stream(args: argparse.Namespace) -> int:
     if args.cache_module and not args.in_process:
         raise UsageError("--protocol stream runs a user's cache in this process only (no worker yet): add "
                          "--in-process, or score it in its worker under --protocol isolated or shared")
-    rows = load_bench(args.bench, args.labels)
+    rows = load_bench(args.bench, args.labels, strict=False)   # the scoring contract, as under the other protocols
     chosen = choose_cache(args, load_cache)
     return eval_stream.run(args, chosen, rows, _domain_order())
 

@@ -94,9 +94,11 @@ def run(args) -> int:
     return 0
 
 
-def check_slices(folder: Path, cache_dir: Path | None = None) -> list:
-    """Every quarter of `folder`/manifest.json rebuilt (its target, the committed main benchmark and
-    earlier quarters) into a temporary folder and compared byte for byte; the Differences."""
+def check_slices(folder: Path, cache_dir: Path | None = None, bench: Path | None = None) -> list:
+    """Every quarter of `folder`/manifest.json rebuilt (its target, the main benchmark `bench`
+    (default: the committed one beside `folder`) and earlier quarters) into a temporary folder and
+    compared byte for byte; the Differences. `cacheeval build` calls it on the benchmark it has just
+    built, so that the caches a later `cacheeval check` of the slices needs are filled."""
     from pipeline.app.cli.materialize import Difference
 
     manifest = Path(folder) / "manifest.json"
@@ -110,7 +112,7 @@ def check_slices(folder: Path, cache_dir: Path | None = None) -> list:
                 if earlier < quarter and (Path(folder) / f"{earlier}.jsonl").is_file():
                     shutil.copy2(Path(folder) / f"{earlier}.jsonl", Path(tmp) / f"{earlier}.jsonl")
             print(f"rebuilding the adversarial slice {quarter} (target {entry['target']['name']}) ...", file=sys.stderr)
-            run_evolve(quarter, entry["target"]["name"], Path(tmp), Path(folder).parent / "cachebench.jsonl",
+            run_evolve(quarter, entry["target"]["name"], Path(tmp), bench or Path(folder).parent / "cachebench.jsonl",
                        cache_dir=cache_dir, made_with_code=entry["target"].get("code_sha256", ""))
             rebuilt = json.loads((Path(tmp) / "manifest.json").read_text(encoding="utf-8"))["quarters"][quarter]
             if rebuilt != entry:

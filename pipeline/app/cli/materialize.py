@@ -63,7 +63,8 @@ def _step_seconds(instance, run_id: str) -> dict[str, float]:
 
 # The outputs job's steps in the order they usually run (for the progress lines' counts).
 _STEP_ORDER = ("selected_rows", "row_similarities", "row_difficulty", "cachebench", "benchmark_files",
-               "calibration_report", "baseline_reports", "reference_reports", "stream_reports", "hf_dataset",
+               "calibration_report", "baseline_reports", "reference_reports", "stream_reports", "transfer_reports",
+               "system_traps", "trap_files", "trap_reports", "hf_dataset",
                "build_manifest")
 
 
@@ -175,16 +176,22 @@ class Difference:
     detail: str
 
 
+# Written by the build but not listed in manifest.json (the system traps and their report, #29 item 4):
+# compared too, wherever either side has them.
+UNLISTED_OUTPUTS = ("traps/system_traps.jsonl", "reports/traps.md", "reports/traps.json")
+
+
 def compare_outputs(committed: Path, rebuilt: Path) -> list[Difference]:
-    """Every file the committed manifest lists (and the manifest itself), byte for byte; for JSONL
-    the first differing row id and field."""
+    """Every file the committed manifest lists (and the manifest itself), and UNLISTED_OUTPUTS where
+    either folder has them, byte for byte; for JSONL the first differing row id and field."""
     manifest_path = committed / "manifest.json"
     if not manifest_path.is_file():
         raise BuildError(f"{manifest_path}: no build manifest. Run `cacheeval build` first")
     listed = sorted(json.loads(manifest_path.read_text(encoding="utf-8"))["outputs"])
     rebuilt_listed = sorted(json.loads((rebuilt / "manifest.json").read_text(encoding="utf-8"))["outputs"])
     diffs = []
-    for rel in sorted(set(listed) | set(rebuilt_listed)) + ["manifest.json"]:
+    unlisted = [r for r in UNLISTED_OUTPUTS if (committed / r).is_file() or (rebuilt / r).is_file()]
+    for rel in sorted(set(listed) | set(rebuilt_listed)) + ["manifest.json"] + unlisted:
         a, b = committed / rel, rebuilt / rel
         if not a.is_file() or not b.is_file():
             diffs.append(Difference(rel, "missing from the committed outputs" if not a.is_file() else "not produced by the rebuild"))
