@@ -37,8 +37,9 @@ def smoke_cache(tmp_path_factory) -> Path:
 # .ci/test runs the suite on two workers (`-n 2 --dist loadgroup --no-loadscope-reorder`). A worker
 # is a pytest session of its own, so a session or module fixture is built once per worker that runs a
 # test needing it. So a worker runs whole groups: a test module is a group (its module fixtures are
-# built once), except the modules in SHARED, which share more than a module and form one group each. Groups are handed out longest first (HEAVY, then every module holding a
-# `slow` test, then the rest in collection order) so that no long test starts last. Each worker also
+# built once), except the modules in SHARED, which share more than a module and form one group each.
+# Groups are handed out longest first (HEAVY, then every module holding a `slow` test, then the rest
+# in collection order) so that no long test starts last. Each worker also
 # has a cache root of its own (pytest_configure): SQLite caches written by several processes at once
 # were once found damaged, and two workers would be two such processes.
 # (xdist's own `loadgroup` reads `xdist_group` marks by rewriting Item._nodeid, which pytest 9 no
