@@ -29,3 +29,75 @@ def smoke_cache(tmp_path_factory) -> Path:
     UI): the first builds it cold, the others run warm. A cache only makes a build faster, and the
     cold path has its own test (test_byte_identical_with_cold_cache, with a folder of its own)."""
     return tmp_path_factory.mktemp("smoke-cache")
+
+
+
+# ---------------------------------------------------------------- parallel runs (pytest-xdist)
+#
+# .ci/test runs the suite on two workers (`-n 2 --dist loadgroup --no-loadscope-reorder`). A worker
+# is a pytest session of its own, so a session or module fixture is built once per worker that runs a
+# test needing it. So a worker runs whole groups: a test module is a group (its module fixtures are
+# built once), except the modules in SHARED, which share more than a module and form one group each.
+# Groups are handed out longest first (HEAVY, then every module holding a `slow` test, then the rest
+# in collection order) so that no long test starts last. Each worker also
+# has a cache root of its own (pytest_configure): SQLite caches written by several processes at once
+# were once found damaged, and two workers would be two such processes.
+# (xdist's own `loadgroup` reads `xdist_group` marks by rewriting Item._nodeid, which pytest 9 no
+# longer reads: the scheduler below groups by the test's file instead, and needs no marks.)
+
+SHARED = {
+    # the session's smoke_cache: the first builds the smoke profile cold, the others run warm
+    "smoke": ("e2e/test_build.py", "e2e/test_ui_browser.py", "references/test_reference_reports.py"),
+    # `cacheeval check` rebuilds the committed benchmark in the worker's cache root, embedding its rows
+    # with every model; the verified cache (those rows, the same models) then runs warm (cold, its
+    # fixture took 430 s more on a loaded machine)
+    "committed": ("e2e/test_committed_outputs.py", "references/test_verified_cache.py"),
+}
+# The two longest groups first, on different workers: the in-process 2026-Q4 rebuild gains little from
+# a cache the check warmed (1,898 s right after it, in one process, on a loaded machine: its time goes
+# to scoring), and the two in one group were the run's critical path.
+HEAVY = ("e2e/test_evolving_quarter.py", "committed", "smoke", "e2e/test_corpora_build.py")
+_GROUP_OF = {module: group for group, modules in SHARED.items() for module in modules}
+
+
+def xdist_group(nodeid: str) -> str:
+    """The group of a test: its module's path under tests/, or the SHARED group that module is in."""
+    module = nodeid.split("::", 1)[0].removeprefix("tests/")
+    return _GROUP_OF.get(module, module)
+
+
+def pytest_configure(config):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and worker != "gw0":
+        from pipeline.core import settings
+
+        root = settings.cache_root()  # the first worker keeps the usual one (warm on a developer's machine)
+        os.environ[settings.CACHE_DIR] = str(root.with_name(f"{root.name}-{worker}"))
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """Whole groups to a worker, in the order the workers collected them (see HEAVY)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):
+        return  # not an xdist worker: the usual order
+    groups = {item.nodeid: xdist_group(item.nodeid) for item in items}
+    slow = {groups[item.nodeid] for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        group = groups[item.nodeid]
+        return (0, HEAVY.index(group)) if group in HEAVY else (1, 0) if group in slow else (2, 0)
+
+    items.sort(key=rank)  # stable: within a group and a rank, the collection order

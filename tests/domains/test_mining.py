@@ -318,6 +318,13 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dh"), "CACHEEVAL_DATASETS_DIR": str(FIXTURES),
            "CACHEEVAL_CACHE_DIR": str(tmp_path / "cache")}
     (tmp_path / "dh").mkdir()
+    # No compute-log capture: Dagster's local capture starts `tail -F` children per step and stops them
+    # with SIGTERM, which a run started with SIGINT ignored (a background job of a non-interactive
+    # shell, as CI and nohup run it) ignores, so each of the 17 steps waited 2 x 30 s for its tails
+    # (507 s instead of ~60 s; tests/e2e/test_mining_dask.py had the same). The test reads events, not logs.
+    (tmp_path / "dh" / "dagster.yaml").write_text(
+        "compute_logs:\n  module: dagster._core.storage.noop_compute_log_manager\n  class: NoOpComputeLogManager\n"
+        "telemetry:\n  enabled: false\n", encoding="utf-8")
     proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "--select",
                            "mined_pairs", "-m", "pipeline.app.definitions"], cwd=PROJECT_ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
