@@ -242,3 +242,10 @@ def untrusted_environment(extra: Mapping[str, str] | None = None) -> dict[str, s
     env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEEVAL_") and k != "PYTHONPATH"}
     env.update(extra or {})
     return env
+
+
+def prefixed(prefix: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every environment variable whose name starts with `prefix`, sorted by name (for a cache key
+    that must hold the settings that can change a result)."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in sorted(source.items()) if k.startswith(prefix)}

@@ -42,6 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 
+from pipeline.core import settings
 from pipeline.core.errors import warn
 from pipeline.core.hashing import canonical_json, file_sha256, sha256_text
 from pipeline.core.paths import PROJECT_ROOT
@@ -132,7 +133,7 @@ def code_identity() -> dict:
 def environment() -> dict[str, str]:
     """The CACHEEVAL_* variables that can change a result (not where caches live, how many workers
     run, or this cache's own switch)."""
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("CACHEEVAL_") and k not in NOT_INPUTS}
+    return {k: v for k, v in settings.prefixed("CACHEEVAL_").items() if k not in NOT_INPUTS}
 
 
 def model_snapshots(cache_root: Path) -> dict[str, str]:
@@ -182,7 +183,7 @@ class StepCache:
         """The stored result of `step` on these inputs, else compute() (stored). `inputs` may be a
         callable, so that a value that cannot be fingerprinted runs the step uncached."""
         stats = STATS.setdefault(step, {"hit": 0, "miss": 0})
-        if os.environ.get(OFF, "").lower() in ("off", "0", "no", "false"):
+        if (settings.env(OFF) or "").lower() in ("off", "0", "no", "false"):
             stats["miss"] += 1
             return compute()
         try:
