@@ -59,7 +59,12 @@ def test_the_card_header_is_what_the_hub_reads(files):
     text = files["hf/README.md"].decode("utf-8")
     assert text.startswith("---\n")
     header = yaml.safe_load(text.split("---\n")[1])
-    assert header["license"] == "cc-by-4.0" and header["pretty_name"] == "CacheEval"
+    rows = _inputs()[0]
+    licences = hf_licence(sorted({r["licence"] for r in rows}))   # every licence the rows carry, none dropped
+    assert header["license"] == (licences[0] if len(licences) == 1 else licences) and header["pretty_name"] == "CacheEval"
+    if any("ShareGPT" in r["licence"] or "none stated" in r["licence"] for r in rows):
+        assert "other" in header["license"]                          # no Hub identifier for "none stated"
+    assert "commercial use" in text and "--commercial-only" in text
     assert {c["config_name"] for c in header["configs"]} == {"default", "test", "test_labels"}
     assert {"task_categories", "size_categories", "language", "dataset_info"} <= set(header)
     default = next(c for c in header["dataset_info"] if c["config_name"] == "default")
