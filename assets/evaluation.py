@@ -78,8 +78,7 @@ def stream_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> Out
 
 @asset(group_name=EVALUATION)
 def transfer_reports(build: BuildSettings, benchmark_files: dict[str, str]) -> Output[dict[str, str]]:
-    """Each reference on dev (seen generators) and test (unseen), and the verified cache leaving one
-    construction method out (skipped where the profile says so)."""
+    """Each reference on dev (seen generators) and test (unseen), and the verified cache leaving one method out."""
     from pipeline.references.transfer import score_transfer, transfer_files
 
     def headline(result: dict) -> dict:

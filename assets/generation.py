@@ -25,9 +25,7 @@ CANDIDATES = per_domain(DomainCandidates, "candidate_rows")
 
 @per_domain_asset(DOMAIN_PARTITIONS, group_name=GENERATION, dagster_type=CANDIDATES)
 def candidate_rows(context: AssetExecutionContext, build: BuildSettings, corpus_extract: Extract):
-    """Candidate pairs of one domain from each of its generators (curated, operators, templates, LM) and
-    the corpora's verified pairs (corpus_extract: mined real traffic, existing benchmarks, intents,
-    operators on real requests)."""
+    """Candidate pairs of one domain: its generators' and the corpora's verified pairs (corpus_extract)."""
     profile = load_profile(build.profile)
 
     def one(domain: str) -> tuple[DomainCandidates, dict]:

@@ -22,9 +22,10 @@ generator takes the rows routed to it (the mining rules its spec names), and nev
 
 from collections import Counter
 
-from dagster import In, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
+from dagster import AssetExecutionContext, In, MetadataValue, OpExecutionContext, Output, asset, graph_asset, op
 
 from assets.groups import SOURCES
+from domains.corpora.extract import Extract
 from domains.corpora.mining import SHARD_SLOTS, MinedPairs, PreparedShard
 from pipeline.core.paths import EXTRACT, PROJECT_ROOT
 from pipeline.orchestration.resources import BuildSettings
@@ -114,9 +115,8 @@ def mined_pairs() -> MinedPairs:
 
 
 @asset(group_name=SOURCES)
-def corpus_extract(context, build: BuildSettings, mined_pairs: MinedPairs):
-    """The corpora's verified candidate pairs: made from the datasets dir when there is one, else the
-    committed extract (sources/extract/pairs.jsonl), so the embedded default holds real requests too."""
+def corpus_extract(context: AssetExecutionContext, build: BuildSettings, mined_pairs: MinedPairs) -> Extract:
+    """The corpora's verified pairs: made from the datasets dir, else sources/extract/pairs.jsonl."""
     from domains.corpora import extract as ex
 
     datasets = build.datasets()

@@ -228,13 +228,17 @@ def test_a_new_domain_takes_corpus_and_mined_rows_from_its_spec(extra, tmp_path)
     with use_registry(registry):
         smoke = load_profiles(registry.sampling)["smoke"]
         mined = mining.mine(ds, cache_dir=cache)
-        sky = {c.provenance.source_record: c for c in mined.of("astronomy")}
+        # (pairs of distinct openings, UNRELATED and RELATED_UNSAFE, are drawn within each domain's prompts, so a
+        # new domain that takes prompts changes them: left out of the comparisons below)
+        near = ("unrelated", "related_topic")
+        sky = {c.provenance.source_record: c for c in mined.of("astronomy") if c.provenance.template_id not in near}
         assert sorted(sky) == ["sky0a_0#0|sky0b_0#0", "sky1a_0#0|sky1b_0#0"]
         assert {c.label for c in sky.values()} == {"EQUIV", "ADVERSARIAL"}
         assert all(c.provenance.generator == "astronomy.real_traffic_mined" for c in sky.values())
         # every other mined pair routes as it does without the new domain
-        rest = [c.key for c in mined.candidates if c.domain != "astronomy"]
-        assert rest == [c.key for c in project_mined.candidates if c.provenance.source_record not in sky]
+        rest = [c.key for c in mined.candidates if c.domain != "astronomy" and c.provenance.template_id not in near]
+        assert rest == [c.key for c in project_mined.candidates
+                        if c.provenance.source_record not in sky and c.provenance.template_id not in near]
 
         rep = generate_verified("astronomy", dict(smoke.matrix["astronomy"]), datasets=ds, profile="smoke",
                                 mined=mined)
@@ -243,7 +247,8 @@ def test_a_new_domain_takes_corpus_and_mined_rows_from_its_spec(extra, tmp_path)
                      ("curated", "existing_benchmark", "real_traffic_mined")}
         assert all(by_method.values()), {m: len(cs) for m, cs in by_method.items()}
         assert {c.source for c in by_method["existing_benchmark"]} == {"qqp"}
-        assert {c.provenance.source_record for c in by_method["real_traffic_mined"]} == set(sky)
+        assert {c.provenance.source_record for c in by_method["real_traffic_mined"]
+                if c.provenance.template_id not in near} == set(sky)
         # the feed's shares cap the corpus rows: ceil(0.5 * 5) per label it names, none for the others
         per_label = {lab: sum(c.label == lab for c in by_method["existing_benchmark"]) for lab in LABELS}
         assert all(n <= 3 for n in per_label.values()) and per_label["EQUIV"] == per_label["UNRELATED"] == 0

@@ -95,10 +95,11 @@ def test_nothing_planted_survives_into_any_candidate(tmp_path):
     assert shards(ds) == ["sharegpt/planted.json"]
     res = mine(ds, ["sharegpt/planted.json"], cache_dir=tmp_path / "cache")
     # The pairs must actually be mined, or the leak check below would pass vacuously.
-    assert len(res.candidates) >= 5, (res.candidates, res.drops)
-    assert {c.label for c in res.candidates} == {"EQUIV", "ADVERSARIAL"}
-    assert all(c.provenance.scrubbed for c in res.candidates)
-    for c in res.candidates:
+    near = [c for c in res.candidates if c.provenance.template_id not in ("unrelated", "related_topic")]
+    assert len(near) >= 5, (res.candidates, res.drops)
+    assert {c.label for c in near} == {"EQUIV", "ADVERSARIAL"}
+    assert all(c.provenance.scrubbed for c in near)
+    for c in res.candidates:     # every candidate, pairs of unrelated openings included
         blob = canonical_json({k: getattr(c, k) for k in c.__dataclass_fields__ if k != "provenance"}
                               | {"provenance": c.provenance.to_dict()})
         blob_lower = blob.casefold()

@@ -262,11 +262,11 @@ def test_the_generation_asset_records_each_lm_tasks_yield_as_metadata(monkeypatc
 
     from assets.generation import candidate_rows
     from pipeline.orchestration.resources import BuildSettings
-    from pipeline.stages.values import MinedPairs
+    from domains.corpora.extract import read as read_extract
 
     monkeypatch.setenv("CACHEEVAL_LLM_CACHE_MODE", "replay")
     ctx = build_asset_context(partition_key="qa_open")
-    record = candidate_rows(ctx, BuildSettings(profile="v1.1"), mined_pairs=MinedPairs())
+    record = candidate_rows(ctx, BuildSettings(profile="v1.1"), corpus_extract=read_extract(Path("/nonexistent")))
     got = ctx.get_output_metadata("result")["lm_yield"].data
     assert list(got) == ["paraphrase"]          # the edit task is not in the build until recorded
     para = got["paraphrase"]
