@@ -138,9 +138,9 @@ def corpus_extract(context: AssetExecutionContext, build: BuildSettings, mined_p
 def extract_from(datasets, mined: MinedPairs):
     """(the extract's bytes, drops by reason) from a datasets dir and its mined pairs."""
     from domains import domain_names
-    from domains.corpora import extract as ex
+    from domains.corpora import extract as ex, realtraps
 
-    traps, trap_drops = ex.real_request_traps(datasets)
+    traps, trap_drops = realtraps.candidates(datasets)
     data, drops = ex.build(datasets, mined, domain_names(), corpus_file_hashes(datasets), traps)
     drops.update({f"traps:{k}": n for k, n in trap_drops.items()})
     return data, drops
@@ -148,14 +148,7 @@ def extract_from(datasets, mined: MinedPairs):
 
 def corpus_file_hashes(datasets) -> dict[str, str]:
     """sha256 of every input file of the corpora present, by path relative to the datasets dir."""
-    import hashlib
+    from pipeline.core.hashing import file_sha256
 
-    out = {}
-    for corpus in datasets.found():
-        for rel in datasets.files(corpus):
-            h = hashlib.sha256()
-            with open(datasets.folder(corpus) / rel, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-            out[f"{corpus}/{rel}"] = h.hexdigest()
-    return out
+    return {f"{corpus}/{rel}": file_sha256(datasets.folder(corpus) / rel)
+            for corpus in datasets.found() for rel in datasets.files(corpus)}

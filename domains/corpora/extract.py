@@ -9,7 +9,7 @@ the domain's policy:
   (domains.corpora.feeds), asked to fill EXTRACT_NEED rows per label (more than any profile takes,
   so selection, not the extract, decides the mix);
 - adversarial_perturbation from real requests: the open-world trap operators applied to real user
-  requests and corpus questions (domains.corpora.realtraps), when that package is present.
+  requests and corpus questions (domains.corpora.realtraps, passed in as `extra`).
 Each line: `{"corpus", "corpus_files": [{"path", "sha256"}], "licence", "rule", "row": {...}}`, where
 `rule` names what made the pair ("<method>/<generator>/<template or operator>") and `row` is the
 candidate (every Candidate field, provenance included). Lines are canonical JSON (sorted keys), in
@@ -136,8 +136,6 @@ def build(datasets: Any, mined: Any, domains: Sequence[str], sha_of: Mapping[str
     """The extract's bytes from the corpora: each domain's corpus-feed rows (EXTRACT_NEED per label),
     its mined pairs, and `extra` (the trap operators' candidates), each verified under its domain's
     policy; and the drops by reason."""
-    from dataclasses import replace
-
     from domains import get_domain
     from domains.corpora.feeds import corpus_build
     from domains.verify import verify
@@ -168,7 +166,7 @@ def build(datasets: Any, mined: Any, domains: Sequence[str], sha_of: Mapping[str
         if c.key in kept:
             drops[f"{c.domain}:{c.construction_method}:duplicate"] += 1
             continue
-        kept[c.key] = replace(c)
+        kept[c.key] = c
     return serialise(kept.values(), sha_of), drops
 
 
@@ -178,10 +176,3 @@ def write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data)
 
-
-def real_request_traps(datasets: Any) -> tuple[list[Candidate], Counter]:
-    """The open-world trap operators' candidates on the corpora's real requests
-    (domains.corpora.realtraps), and their drops by reason."""
-    from domains.corpora import realtraps
-
-    return realtraps.candidates(datasets)

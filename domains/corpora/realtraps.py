@@ -7,7 +7,7 @@ Seeds, per corpus, each a request a person sent (never a declarative corpus sent
   prompt (domains.corpora.mining.single.route: conversational, qa_open's explanatory questions are
   left to conversational here, creative and time-sensitive requests under their policies);
 - qqp: either question of a pair -> qa_open; ambigqa: the question -> qa_factual (TriviaQA's
-  clue chains are kept out, NO_SEEDS);
+  clue chains are kept out, see CORPUS_DOMAIN);
 - massive (en-US), banking77: the utterance -> conversational.
 Each corpus's seeds are taken in a seeded order (stable hash of corpus and text), at most MAX_SEEDS
 of them, and each single-turn operator keeps at most PER_OPERATOR traps per corpus: the extract
@@ -55,9 +55,9 @@ LEFT_OUT = {
     "context_chatter_inserted": "23/30 on real follow-ups (77%): every miss continued a story, script or game, "
                                 "which readers never serve from a cache; a creative-conversation test caught 4 of 7",
 }
-# Seed corpora kept out: TriviaQA's questions are chains of clues (a changed year or unit leaves the
-# answer the same entity): 11 of the 15 disagreements of the blind reading were TriviaQA seeds.
-NO_SEEDS = ("triviaqa",)
+# The seed corpora and the domain each feeds. TriviaQA is not one: its questions are chains of clues (a
+# changed year or unit leaves the answer the same entity); 11 of the 15 disagreements of the blind
+# reading were TriviaQA seeds.
 CORPUS_DOMAIN = {"qqp": "qa_open", "ambigqa": "qa_factual", "massive": "conversational",
                  "banking77": "conversational"}
 ROUTED = ("sharegpt", "lmsys_arena")
@@ -82,7 +82,7 @@ def _seeds(datasets: Any, corpus: str) -> Iterator[tuple[str, Any, str]]:
         elif corpus == "massive":
             if r.locale == "en-US":
                 yield r.text, r, CORPUS_DOMAIN[corpus]
-        elif corpus in ("ambigqa", "triviaqa"):
+        elif corpus == "ambigqa":
             yield r.question, r, CORPUS_DOMAIN[corpus]
         else:
             yield r.text, r, CORPUS_DOMAIN[corpus]
