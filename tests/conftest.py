@@ -48,15 +48,15 @@ def smoke_cache(tmp_path_factory) -> Path:
 SHARED = {
     # the session's smoke_cache: the first builds the smoke profile cold, the others run warm
     "smoke": ("e2e/test_build.py", "e2e/test_ui_browser.py", "references/test_reference_reports.py"),
-    # `cacheeval check` rebuilds the committed benchmark in the worker's cache root, embedding its rows
-    # with every model; the verified cache (those rows, the same models) then runs warm (cold, its
-    # fixture took 430 s more on a loaded machine)
-    "committed": ("e2e/test_committed_outputs.py", "references/test_verified_cache.py"),
+    # `cacheeval check` rebuilds the committed benchmark and the 2026-Q4 slice in the worker's cache
+    # root; the in-process 2026-Q4 rebuild then finds every step of the slice in the step cache
+    # (pipeline/orchestration/step_cache.py: the same code and inputs), and the verified cache (those
+    # rows, the same models) runs warm. Apart, each repeated the check's work cold (1,898 s and 430 s
+    # on a loaded machine).
+    "committed": ("e2e/test_committed_outputs.py", "e2e/test_evolving_quarter.py", "references/test_verified_cache.py"),
 }
-# The two longest groups first, on different workers: the in-process 2026-Q4 rebuild gains little from
-# a cache the check warmed (1,898 s right after it, in one process, on a loaded machine: its time goes
-# to scoring), and the two in one group were the run's critical path.
-HEAVY = ("e2e/test_evolving_quarter.py", "committed", "smoke", "e2e/test_corpora_build.py")
+# The longest groups first, so that none starts last.
+HEAVY = ("committed", "smoke", "e2e/test_corpora_build.py")
 _GROUP_OF = {module: group for group, modules in SHARED.items() for module in modules}
 
 

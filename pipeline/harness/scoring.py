@@ -99,6 +99,13 @@ def run_chosen(chosen: Chosen, rows: Any, on_error: str = "miss") -> dict:
 
     pairs = pair_stream(rows)
     ids = [r.id for r in rows]
+    if chosen.reference is not None and chosen.worker is None:
+        # A reference (the project's code, never a user's cache, which sees one request at a time)
+        # embeds what the run will read in one pass instead of one call per request.
+        if hasattr(chosen.subject, "prefetch_pairs"):
+            chosen.subject.prefetch_pairs(pairs)
+        elif hasattr(chosen.subject, "prefetch"):
+            chosen.subject.prefetch(sorted({t for p in pairs for t in (p.query_a, p.query_b)}))
     if chosen.worker is not None:
         try:
             d = chosen.worker.decide(pairs, chosen.protocol, on_error=on_error, ids=ids)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pipeline.core.errors import InputError
 from pipeline.harness.interface import Pair, Verdict
@@ -77,14 +77,15 @@ class Vectors:
             self._encoders[spec.name] = load_encoder(spec, cache_dir)
         return self._encoders[spec.name]
 
-    def prepare(self, per_model: Sequence[Sequence[str]]) -> None:
-        """Fetch (or compute) the vectors of these texts, one list per embedder."""
+    def prepare(self, per_model: Sequence[Sequence[str]], pool: bool = False) -> None:
+        """Fetch (or compute) the vectors of these texts, one list per embedder. Texts the cache
+        lacks are embedded by this process's loaded model, or with `pool` on every core."""
         from pipeline.services.embed_cache import embed_texts
 
         for i, (spec, texts) in enumerate(zip(self.specs, per_model)):
             todo = sorted({t for t in texts if t not in self._vecs[i]})
             if todo:
-                vecs, _ = embed_texts(spec, todo, self.cache, self.cache_dir, loader=self._loader)
+                vecs, _ = embed_texts(spec, todo, self.cache, self.cache_dir, loader=None if pool else self._loader)
                 self._vecs[i].update(zip(todo, vecs))
 
     def get(self, i: int) -> Callable[[str], Any]:
@@ -192,6 +193,18 @@ class VerifiedCache:
 
     def confidence_many(self, rows: Sequence[Any]) -> list[float]:
         return scores(self.clf, featurize(rows, self.vectors))
+
+    def prefetch_pairs(self, pairs: Iterable[Pair]) -> None:
+        """Embed every text the features of `pairs` read (requests, contexts, system prompts, the
+        changed spans, tools) in one pass over every core, before they are decided one by one (the
+        same vectors: each text is embedded on its own)."""
+        first: set[str] = set()
+        second: set[str] = set()
+        for pair in pairs:
+            a, b = vf.texts_to_embed(request_view(pair))
+            first.update(a)
+            second.update(b)
+        self.vectors.prepare([sorted(first), sorted(second)], pool=True)
 
     def __call__(self, pair: Pair) -> Verdict:
         view = request_view(pair)

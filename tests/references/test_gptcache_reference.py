@@ -200,3 +200,23 @@ def test_cli_reference_gate_sweep_and_cache_key(tmp_path, monkeypatch, capsys):
     assert "served from the evaluation-result cache" in capsys.readouterr().err
     assert main([*args, "--reference", "gptcache-minilm@0.85", "--protocol", "shared"]) == 0
     assert "served from the evaluation-result cache" not in capsys.readouterr().err
+
+
+def test_prefetch_reads_every_vector_in_one_call_and_changes_none(monkeypatch):
+    # What the reports and the scorer call before a run (pipeline/harness/scoring.py): the vectors
+    # GPTCache's embedding_func then returns are read from memory, and they are the ones a store
+    # that embeds each text when GPTCache asks for it returns.
+    from pipeline.services import embed_cache
+
+    texts = sorted({t for p in PAIRS for t in p})
+    plain = GPTCacheStore("minilm_l6", 0.80)
+    expected = {t: plain.embed(t) for t in texts}
+    store = GPTCacheStore("minilm_l6", 0.80)
+    calls = []
+    real = embed_cache.embed_texts
+    monkeypatch.setattr(embed_cache, "embed_texts", lambda *a, **k: calls.append(list(a[1])) or real(*a, **k))
+    store.prefetch(texts + texts[:2])
+    assert calls == [["dimension"], texts]   # GPTCache's set-up probe, then every text once
+    for t in texts:
+        assert np.array_equal(store.embed(t), expected[t])
+    assert len(calls) == 2

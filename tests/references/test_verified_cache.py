@@ -218,3 +218,23 @@ def test_real_features_ignore_the_row_label_and_domain(built):
     flipped = {**r, "label": "UNRELATED", "binary_label": "MISS", "domain": "creative", "subcategory": "x",
                "construction_method": "lm_generated", "id": "cb-creative-9999", "source": "other"}
     assert V.featurize([r], built.vectors) == V.featurize([flipped], built.vectors)
+
+
+@pytest.mark.models
+def test_prefetching_pairs_embeds_every_text_the_decisions_read_in_one_pass(built, monkeypatch):
+    # The scorer calls prefetch_pairs before a reference decides pair by pair: afterwards deciding
+    # embeds nothing more, and the verdicts are those of a cache that embedded one text at a time.
+    from pipeline.harness.interface import Pair
+    from pipeline.services import embed_cache
+
+    test = V.read_jsonl(BENCH.parent / "splits" / "test.jsonl")[:30]
+    pairs = [Pair(f"k{i}", *[r.get(k) for k in ("query_a", "query_b", "context_a", "context_b", "system_prompt_a",
+                                                 "system_prompt_b", "tools_a", "tools_b")]) for i, r in enumerate(test)]
+    one_by_one = [built(p) for p in pairs]
+    fresh = V.VerifiedCache(built.clf, built.threshold, V.Vectors(), {})
+    fresh.prefetch_pairs(pairs)
+    calls = []
+    real = embed_cache.embed_texts
+    monkeypatch.setattr(embed_cache, "embed_texts", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    assert [fresh(p) for p in pairs] == one_by_one
+    assert calls == []
