@@ -147,8 +147,17 @@ def trap_reports(build: BuildSettings, trap_files: dict[str, str], benchmark_fil
     if not load_profile(build.profile).reference_caches:
         return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false",
                                     **show.files_written(build.outputs, {}, build.profile)})
-    result = score_trap_references(build.outputs / FILE, build.outputs / out.BENCH, resolved=build.settings)
-    written = out.write_files(build.outputs, report_files(result))
+    from pipeline.orchestration.cached_steps import embedded
+    from pipeline.orchestration.step_cache import files_sha256
+
+    def inputs() -> dict:   # the traps file and the benchmark the verified cache trains on
+        splits = sorted(p.relative_to(build.outputs).as_posix() for p in (build.outputs / "splits").rglob("*") if p.is_file())
+        return {"files": files_sha256(build.outputs, [FILE, out.BENCH, *splits])}
+
+    result, made = embedded(build.caches, "trap_reports", inputs, lambda: (
+        r := score_trap_references(build.outputs / FILE, build.outputs / out.BENCH, resolved=build.settings),
+        report_files(r)))
+    written = out.write_files(build.outputs, made)
     return Output(written, metadata={"all_traps": MetadataValue.json(
         {f"{c} ({p})": result[p][c]["all"] for p in ("isolated", "stream") for c in result["caches"]}),
         **show.files_written(build.outputs, written, build.profile)})

@@ -47,7 +47,7 @@ from pipeline.core.errors import warn
 from pipeline.core.hashing import canonical_json, file_sha256, sha256_text
 from pipeline.core.paths import PROJECT_ROOT
 
-SCHEMA = 1
+SCHEMA = 2   # 2: inputs fingerprinted by json's encoder (fingerprint)
 FOLDER = "steps"
 PACKAGES = ("assets", "domains", "pipeline", "sources", "configs")
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
@@ -64,8 +64,20 @@ class Unfingerprintable(TypeError):
     """An input value of a type `fingerprint` does not know: the step is not cached."""
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}   # a dataclass's field names, read once per class
+
+
 def _plain(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, str)):
+    t = type(v)   # the common exact types first (a warm check fingerprints every candidate of a build)
+    if t is str or v is None or t is bool:
+        return v
+    if t is list or t is tuple:
+        return ["l" if t is list else "t", [_plain(x) for x in v]]
+    if t is dict:
+        return ["d", "dict", [[_plain(k), _plain(x)] for k, x in v.items()]]
+    if t in _FIELDS:
+        return ["dc", f"{t.__module__}.{t.__qualname__}", [[name, _plain(getattr(v, name))] for name in _FIELDS[t]]]
+    if isinstance(v, (bool, str)):
         return v
     if isinstance(v, int):
         return ["i", str(v)] if abs(v) > 2 ** 53 else v
@@ -78,8 +90,8 @@ def _plain(v: Any) -> Any:
     if isinstance(v, Path):
         return ["p", str(v)]
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return ["dc", f"{type(v).__module__}.{type(v).__qualname__}",
-                [[f.name, _plain(getattr(v, f.name))] for f in dataclasses.fields(v)]]
+        _FIELDS[t] = tuple(f.name for f in dataclasses.fields(v))
+        return _plain(v)
     if isinstance(v, Mapping):  # in its order: a step may depend on it
         return ["d", type(v).__name__, [[_plain(k), _plain(x)] for k, x in v.items()]]
     if isinstance(v, (list, tuple)):
@@ -94,10 +106,28 @@ def _plain(v: Any) -> Any:
     raise Unfingerprintable(f"no fingerprint for a {type(v).__module__}.{type(v).__qualname__}")
 
 
+def _json_default(v: Any) -> Any:
+    """What json's C encoder cannot write itself: a dataclass as its class name and fields in order,
+    anything else (sets sorted, bytes, enums, paths, numpy arrays) as `_plain` writes it."""
+    t = type(v)
+    if t not in _FIELDS and dataclasses.is_dataclass(v) and not isinstance(v, type):
+        _FIELDS[t] = tuple(f.name for f in dataclasses.fields(v))
+    if t in _FIELDS:
+        return ["dc", f"{t.__module__}.{t.__qualname__}", [[name, getattr(v, name)] for name in _FIELDS[t]]]
+    return _plain(v)
+
+
 def fingerprint(value: Any) -> str:
     """sha256 of a canonical form of `value` (see the module docstring); Unfingerprintable for a
-    type it does not know (the caller then runs the step uncached)."""
-    return sha256_text(canonical_json(_plain(value)))
+    type it does not know (the caller then runs the step uncached). Written by json's C encoder
+    (mappings in their order, floats by their exact repr), which turns to `_json_default` only for
+    what it cannot write: a build's candidates are fingerprinted ~10x faster than by walking them
+    in Python. A value json refuses (a mapping keyed by tuples) is walked by `_plain`."""
+    try:
+        text = json.dumps(value, default=_json_default, separators=(",", ":"), check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        text = canonical_json(_plain(value))
+    return sha256_text(text)
 
 
 def files_sha256(folder: Path, names: Any) -> dict[str, str | None]:

@@ -129,9 +129,17 @@ def test_fingerprint_is_exact_and_order_aware():
     assert fingerprint({"a": 1, "b": 2}) != fingerprint({"b": 2, "a": 1})  # dict order can change a result
     assert fingerprint({1, 2, 3}) == fingerprint({3, 2, 1})
     assert fingerprint(Row("a", 0.1)) != fingerprint(Row("a", 0.1 + 1e-17 + 1e-16))
-    assert fingerprint([1]) != fingerprint((1,)) and fingerprint(1) != fingerprint(1.0) != fingerprint(True)
+    assert fingerprint(1) != fingerprint(1.0) != fingerprint(True) and fingerprint("1") != fingerprint(1)
+    assert fingerprint([Row("a", 0.5)]) != fingerprint([{"name": "a", "score": 0.5}])  # a dataclass names its class
+    # A list and a tuple of the same items are one value: which one a step receives is fixed by its
+    # code, and the code is in the key (json writes both as an array).
+    assert fingerprint([1, (2, 3)]) == fingerprint((1, [2, 3]))
+    # What json cannot write is walked (keys that are tuples), the same value the same fingerprint
+    assert fingerprint({(1, 2): {3}}) == fingerprint({(1, 2): {3}}) != fingerprint({(1, 2): {4}})
     with pytest.raises(Unfingerprintable):
         fingerprint(object())
+    with pytest.raises(Unfingerprintable):
+        fingerprint([{"k": object()}])
 
 
 def test_the_file_memo_rehashes_a_rewritten_file_even_with_its_old_size_and_mtime(tmp_path):
