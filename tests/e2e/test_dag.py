@@ -280,3 +280,63 @@ def test_a_run_over_several_domains_stores_each_as_its_own_partition(tmp_path):
            {"a": 97, "b": 98, "c": 99}  # each domain's metadata on its own partition
     single = materialize([made, doubled], selection=[doubled.key], partition_key="b", resources=io)
     assert single.output_for_node("doubled") == record("b", 196)
+
+
+def test_the_cli_builds_memory_io_manager_reads_what_the_pickle_files_read(tmp_path):
+    # `cacheeval build` keeps its runs' values in process (pipeline/orchestration/memory_io.py): run by
+    # run as the build runs them (one partition per run, then a reader of every partition, an op
+    # inside a graph asset), each value is the one the filesystem IO manager gives back.
+    from dagster import AssetIn, DagsterInstance, StaticPartitionsDefinition, asset, graph_asset, materialize, op
+
+    from pipeline.orchestration.memory_io import MemoryIOManager
+    from pipeline.orchestration.partitions import (PartitionedFilesystemIOManager, by_domain, for_each_domain, per_domain,
+                                                   per_domain_asset)
+    from pipeline.stages.values import DomainCandidates
+
+    parts = StaticPartitionsDefinition(["a", "b", "c"])
+    record_type = per_domain(DomainCandidates, "toy")
+
+    @op
+    def shard() -> int:
+        return 5
+
+    @op
+    def merged(n: int) -> dict:
+        return {"seed": n}
+
+    @graph_asset
+    def source():
+        return merged(shard())
+
+    @per_domain_asset(parts, dagster_type=record_type)
+    def made(context, source: dict):
+        """One record per domain."""
+        return for_each_domain(context, lambda d: (DomainCandidates(d, (), {"n": ord(d) + source["seed"]}), {}))
+
+    @per_domain_asset(parts, dagster_type=record_type, ins={"made": AssetIn(dagster_type=record_type)})
+    def doubled(context, made):
+        """Each record doubled."""
+        records = by_domain(made)
+        return for_each_domain(context, lambda d: (DomainCandidates(d, (), {"n": 2 * records[d].drops["n"]}), {}))
+
+    @asset
+    def total(doubled: dict) -> dict:
+        """Every domain's number."""
+        return {d: r.drops["n"] for d, r in sorted(doubled.items())}
+
+    def build(io_manager) -> dict:
+        instance, assets, io = DagsterInstance.ephemeral(), [source, made, doubled, total], {"io_manager": io_manager}
+        assert materialize(assets, selection=[source.key], resources=io, instance=instance).success
+        for p in ("a", "b", "c"):
+            assert materialize(assets, selection=[made.key, doubled.key], partition_key=p, resources=io,
+                               instance=instance).success
+        res = materialize(assets, selection=[total.key], resources=io, instance=instance)
+        return res.output_for_node("total")
+
+    memory = MemoryIOManager()
+    assert build(memory) == build(PartitionedFilesystemIOManager(base_dir=str(tmp_path))) == \
+           {d: 2 * (ord(d) + 5) for d in "abc"}
+    assert {k for k in memory.values if k[0] == ("made",)} == {(("made",), p) for p in "abc"}
+    with pytest.raises(Exception, match=r"made \(partition a\) was not materialised in this build"):
+        materialize([source, made, doubled, total], selection=[doubled.key], partition_key="a",
+                    resources={"io_manager": MemoryIOManager()}, raise_on_error=True)

@@ -41,11 +41,12 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
     from pipeline.evolving.slicing import load_config, parse_quarter, quarter_key
 
     check_target(target or load_config().target)  # before any work (and before Dagster loads): fails at once
-    from dagster import DagsterInstance, FilesystemIOManager, materialize
+    from dagster import DagsterInstance, materialize
 
     from assets.evolving import QUARTER_TAG, QUARTERS
     from pipeline.app.cli.materialize import QUIET, _failed_checks, _first_error
     from pipeline.app.definitions import evolving_assets, evolving_checks
+    from pipeline.orchestration.memory_io import MemoryIOManager
     from pipeline.orchestration.resources import BuildSettings, EvolveSettings
 
     key = quarter_key(quarter)
@@ -61,19 +62,17 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
                                if v is not None}, target=target or "",
                            made_with_code=made_with_code)
     build = BuildSettings(datasets_dir=str(datasets_dir or ""), cache_dir=str(cache_dir or ""))
-    with tempfile.TemporaryDirectory(prefix="cacheeval-evolve-") as storage:
-        instance = DagsterInstance.ephemeral()
-        res = materialize([*evolving_assets, *evolving_checks], partition_key=key, instance=instance,
-                          resources={"build": build, "evolve": evolve,
-                                     "io_manager": FilesystemIOManager(base_dir=storage)},
-                          raise_on_error=False, run_config=QUIET, tags={QUARTER_TAG: quarter})
-        failed = _failed_checks(res)
-        if failed:
-            raise BuildError(f"{quarter}: {failed[0]}. Nothing was written")
-        if not res.success:
-            raise BuildError(f"{quarter}: {_first_error(instance, res.run_id)}. Nothing was written")
-        written = dict(res.asset_value("evolving_files"))
-        return {**written, "values": {name: res.asset_value(name) for name in values}} if values else written
+    instance = DagsterInstance.ephemeral()
+    res = materialize([*evolving_assets, *evolving_checks], partition_key=key, instance=instance,
+                      resources={"build": build, "evolve": evolve, "io_manager": MemoryIOManager()},
+                      raise_on_error=False, run_config=QUIET, tags={QUARTER_TAG: quarter})
+    failed = _failed_checks(res)
+    if failed:
+        raise BuildError(f"{quarter}: {failed[0]}. Nothing was written")
+    if not res.success:
+        raise BuildError(f"{quarter}: {_first_error(instance, res.run_id)}. Nothing was written")
+    written = dict(res.asset_value("evolving_files"))
+    return {**written, "values": {name: res.asset_value(name) for name in values}} if values else written
 
 
 def run(args) -> int:

@@ -71,7 +71,9 @@ _STEP_ORDER = ("selected_rows", "row_similarities", "row_difficulty", "cachebenc
 def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: Path | None = None,
               cache_dir: Path | None = None, progress: Callable[[str], None] = lambda s: None,
               commercial_only: bool = False) -> BuildResult:
-    from dagster import DagsterInstance, FilesystemIOManager, materialize
+    from dagster import DagsterInstance, materialize
+
+    from pipeline.orchestration.memory_io import MemoryIOManager
 
     from domains import domain_names
     from pipeline.core.config import load_profile
@@ -99,7 +101,8 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     try:
         build = BuildSettings(profile=profile, out_dir=str(staging), datasets_dir=str(datasets_dir or ""),
                               cache_dir=str(cache_dir or ""), commercial_only=commercial_only)
-        resources = {"build": build, "io_manager": FilesystemIOManager(base_dir=str(work / "storage"))}
+        # the runs' values stay in this process (pipeline/orchestration/memory_io.py)
+        resources = {"build": build, "io_manager": MemoryIOManager()}
         instance = DagsterInstance.ephemeral()
         stages: dict[str, float] = defaultdict(float)
 
