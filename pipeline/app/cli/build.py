@@ -102,6 +102,15 @@ def _warm_slices(res, resolved: settings.Settings, commercial_only: bool) -> Non
         return
     if committed != res.profile or commercial_only or not (slices / "manifest.json").is_file():
         return
+    from pipeline.core.hashing import file_sha256
+
+    quarters = json.loads((slices / "manifest.json").read_text(encoding="utf-8")).get("quarters", {})
+    made_on = {q.get("inputs", {}).get("cachebench.jsonl") for q in quarters.values()}
+    if file_sha256(Path(res.out_dir) / "cachebench.jsonl") not in made_on:
+        # another benchmark (a build with --datasets-dir, or changed code): a check rebuilds the committed
+        # slices on the committed benchmark, so slices rebuilt on this one would fill nothing it reads
+        print("the committed adversarial slices were made on another benchmark: their caches are not filled")
+        return
     t0 = time.perf_counter()
     diffs = check_slices(slices, resolved.cache_root, bench=Path(res.out_dir) / "cachebench.jsonl")
     note = f"; {len(diffs)} of their files differ from the committed ones" if diffs else ""
