@@ -37,15 +37,17 @@ def _report(build: BuildSettings, score, files, headline_of, first: str, png: st
                                      **show.files_written(build.outputs, written, build.profile)})
 
 
-def bench_step(build: BuildSettings, step: str, compute):
+def bench_step(build: BuildSettings, step: str, compute, also: tuple[str, ...] = ()):
     """compute() through the step cache, keyed on the built benchmark's bytes (cachebench.jsonl and
-    splits/, what the references are scored on) and the models (pipeline/orchestration/cached_steps.py)."""
+    splits/, what the references are scored on), the output files named in `also` that the step
+    reads, and the models (pipeline/orchestration/cached_steps.py)."""
     from pipeline.orchestration.cached_steps import embedded
     from pipeline.orchestration.step_cache import files_sha256
 
     def inputs() -> dict:
         splits = sorted(p.relative_to(build.outputs).as_posix() for p in (build.outputs / "splits").rglob("*") if p.is_file())
-        return {"benchmark": files_sha256(build.outputs, [out.BENCH, *splits])}
+        return {"benchmark": files_sha256(build.outputs, [out.BENCH, *splits]),
+                **({"files": files_sha256(build.outputs, also)} if also else {})}
 
     return embedded(build.caches, step, inputs, compute)
 
@@ -147,16 +149,10 @@ def trap_reports(build: BuildSettings, trap_files: dict[str, str], benchmark_fil
     if not load_profile(build.profile).reference_caches:
         return Output({}, metadata={"skipped": f"profile {build.profile} sets reference_caches: false",
                                     **show.files_written(build.outputs, {}, build.profile)})
-    from pipeline.orchestration.cached_steps import embedded
-    from pipeline.orchestration.step_cache import files_sha256
-
-    def inputs() -> dict:   # the traps file and the benchmark the verified cache trains on
-        splits = sorted(p.relative_to(build.outputs).as_posix() for p in (build.outputs / "splits").rglob("*") if p.is_file())
-        return {"files": files_sha256(build.outputs, [FILE, out.BENCH, *splits])}
-
-    result, made = embedded(build.caches, "trap_reports", inputs, lambda: (
+    # keyed on the traps file and the benchmark the verified cache trains on
+    result, made = bench_step(build, "trap_reports", lambda: (
         r := score_trap_references(build.outputs / FILE, build.outputs / out.BENCH, resolved=build.settings),
-        report_files(r)))
+        report_files(r)), also=(FILE,))
     written = out.write_files(build.outputs, made)
     return Output(written, metadata={"all_traps": MetadataValue.json(
         {f"{c} ({p})": result[p][c]["all"] for p in ("isolated", "stream") for c in result["caches"]}),
