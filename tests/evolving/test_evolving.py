@@ -3,6 +3,7 @@ slice's spread and its blocking checks (a target that hits everything, one that 
 the slice ids in the row contract, the configuration's errors."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -337,3 +338,20 @@ def test_the_slice_is_seeded_from_the_targets_behaviour_not_from_where_its_code_
     other = identity_of("mine", "pair", type("D", (), {"model_snapshot": "m@1", "settings": {"threshold": 0.9},
                                                        "__call__": lambda self, row: None})())
     assert other["behaviour_sha256"] != a["behaviour_sha256"]
+
+
+def test_a_build_of_another_benchmark_leaves_the_committed_slices_alone(tmp_path, capsys, monkeypatch):
+    # `cacheeval build` rebuilds the committed slices (to fill a later check's caches) only on the
+    # benchmark they were made on: on any other, a check could read nothing it made.
+    from types import SimpleNamespace
+
+    import pipeline.app.cli.evolve as evolve_cli
+    from pipeline.app.cli.build import _warm_slices
+    from pipeline.core import settings
+    from pipeline.core.paths import OUTPUTS
+
+    (tmp_path / "cachebench.jsonl").write_text('{"id": "another benchmark"}\n', encoding="utf-8")
+    monkeypatch.setattr(evolve_cli, "check_slices", lambda *a, **k: pytest.fail("slices rebuilt on another benchmark"))
+    profile = json.loads((OUTPUTS / "manifest.json").read_text(encoding="utf-8"))["profile"]
+    _warm_slices(SimpleNamespace(profile=profile, out_dir=str(tmp_path)), settings.resolve(), False)
+    assert "the committed adversarial slices were made on another benchmark" in capsys.readouterr().out
