@@ -88,6 +88,16 @@ def contract_name(strict: bool, domains: Sequence[str] | None = None) -> str:
     return "strict" if domains is None else "strict:" + ",".join(domains)
 
 
+def prefetch(reference: Any, pairs: Any) -> None:
+    """Let a reference cache (the project's code, never a user's cache, which sees one request at a
+    time) embed what a run will read in one pass instead of one call per request: `prefetch_pairs`
+    gets the pairs (or rows), `prefetch` their requests' texts; a cache with neither is left alone."""
+    if hasattr(reference, "prefetch_pairs"):
+        reference.prefetch_pairs(pairs)
+    elif hasattr(reference, "prefetch"):
+        reference.prefetch(sorted({t for p in pairs for t in (p.query_a, p.query_b)}))
+
+
 def run_chosen(chosen: Chosen, rows: Any, on_error: str = "miss") -> dict:
     """The report dict of `chosen` on `rows` (a checked Bench, whose requests are read again from
     its file as the cache decides, or a list of Rows): decisions on the rows' Pairs (here or in the
@@ -100,12 +110,7 @@ def run_chosen(chosen: Chosen, rows: Any, on_error: str = "miss") -> dict:
     pairs = pair_stream(rows)
     ids = [r.id for r in rows]
     if chosen.reference is not None and chosen.worker is None:
-        # A reference (the project's code, never a user's cache, which sees one request at a time)
-        # embeds what the run will read in one pass instead of one call per request.
-        if hasattr(chosen.subject, "prefetch_pairs"):
-            chosen.subject.prefetch_pairs(pairs)
-        elif hasattr(chosen.subject, "prefetch"):
-            chosen.subject.prefetch(sorted({t for p in pairs for t in (p.query_a, p.query_b)}))
+        prefetch(chosen.subject, pairs)
     if chosen.worker is not None:
         try:
             d = chosen.worker.decide(pairs, chosen.protocol, on_error=on_error, ids=ids)

@@ -64,20 +64,11 @@ class Unfingerprintable(TypeError):
     """An input value of a type `fingerprint` does not know: the step is not cached."""
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}   # a dataclass's field names, read once per class
+_FIELDS: dict[type, tuple[str, ...]] = {}   # a dataclass's field names, read once per class (_json_default)
 
 
 def _plain(v: Any) -> Any:
-    t = type(v)   # the common exact types first (a warm check fingerprints every candidate of a build)
-    if t is str or v is None or t is bool:
-        return v
-    if t is list or t is tuple:
-        return ["l" if t is list else "t", [_plain(x) for x in v]]
-    if t is dict:
-        return ["d", "dict", [[_plain(k), _plain(x)] for k, x in v.items()]]
-    if t in _FIELDS:
-        return ["dc", f"{t.__module__}.{t.__qualname__}", [[name, _plain(getattr(v, name))] for name in _FIELDS[t]]]
-    if isinstance(v, (bool, str)):
+    if v is None or isinstance(v, (bool, str)):
         return v
     if isinstance(v, int):
         return ["i", str(v)] if abs(v) > 2 ** 53 else v
@@ -90,8 +81,8 @@ def _plain(v: Any) -> Any:
     if isinstance(v, Path):
         return ["p", str(v)]
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        _FIELDS[t] = tuple(f.name for f in dataclasses.fields(v))
-        return _plain(v)
+        return ["dc", f"{type(v).__module__}.{type(v).__qualname__}",
+                [[f.name, _plain(getattr(v, f.name))] for f in dataclasses.fields(v)]]
     if isinstance(v, Mapping):  # in its order: a step may depend on it
         return ["d", type(v).__name__, [[_plain(k), _plain(x)] for k, x in v.items()]]
     if isinstance(v, (list, tuple)):

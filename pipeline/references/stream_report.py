@@ -53,12 +53,12 @@ def _run(name: str, bench: str, domains: Sequence[str], use_cache: bool, eval_di
     process-pool task: plain data in and out)."""
     from pipeline.harness import load_bench
     from pipeline.harness.cache import EvalCache
+    from pipeline.harness.scoring import prefetch
     from pipeline.harness.stream import StreamConfig, score_stream
 
     rows = load_bench(bench)
     subject, reference = _subject(name, Path(bench))
-    if hasattr(subject, "prefetch"):
-        subject.prefetch(sorted({q for r in rows for q in (r.query_a, r.query_b)}))
+    prefetch(subject, rows)
     report, _ = score_stream(name, subject, bench, rows, StreamConfig(), reference=reference, use_cache=use_cache,
                              store=EvalCache(eval_dir), domain_order=tuple(domains))
     return report

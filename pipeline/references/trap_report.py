@@ -57,7 +57,7 @@ def _run(task: tuple[str, str], traps: str, bench: str, use_cache: bool, eval_di
     task: plain data in and out): its per-trap numbers and its errors."""
     from pipeline.harness import load_bench
     from pipeline.harness.cache import EvalCache
-    from pipeline.harness.scoring import Chosen, score_chosen
+    from pipeline.harness.scoring import Chosen, prefetch, score_chosen
     from pipeline.harness.stream import StreamConfig, score_stream
     from pipeline.references import PAIR_KIND, REFERENCES
     from pipeline.stages.traps import TRAPS
@@ -75,8 +75,7 @@ def _run(task: tuple[str, str], traps: str, bench: str, use_cache: bool, eval_di
 
         subject = PairStore(subject)
     rows = load_bench(traps, strict=False)
-    if hasattr(subject, "prefetch"):
-        subject.prefetch(sorted({q for r in rows for q in (r.query_a, r.query_b)}))
+    prefetch(subject, rows)
     report = score_stream(name, subject, traps, rows, StreamConfig(), reference=name, store=store,
                           use_cache=use_cache)[0]
     return {"per_trap": _per_trap_stream(report, list(TRAPS)), "errors": report["errors"]["count"],

@@ -101,16 +101,21 @@ class Vectors:
         return ";".join(f"{s.name}={s.upstream}@sha256:{self.weights[s.name]}[{runtime_key(s)}]" for s in self.specs)
 
 
-def featurize(rows: Sequence[Any], vectors: Vectors) -> list[list[float]]:
-    """Feature vectors of rows (Rows or dicts), embedding every needed text in one pass first."""
-    views = [request_view(r) for r in rows]
+def embed_views(views: Iterable[Mapping[str, Any]], vectors: Vectors, pool: bool = False) -> None:
+    """Every text the features of these request views read, embedded in one pass (see Vectors.prepare)."""
     first: set[str] = set()
     second: set[str] = set()
     for v in views:
         a, b = vf.texts_to_embed(v)
         first.update(a)
         second.update(b)
-    vectors.prepare([sorted(first), sorted(second)])
+    vectors.prepare([sorted(first), sorted(second)], pool=pool)
+
+
+def featurize(rows: Sequence[Any], vectors: Vectors) -> list[list[float]]:
+    """Feature vectors of rows (Rows or dicts), embedding every needed text in one pass first."""
+    views = [request_view(r) for r in rows]
+    embed_views(views, vectors)
     m1, m2 = vectors.get(0), vectors.get(1)
     return [vf.pair_features(v, m1, m2) for v in views]
 
@@ -198,13 +203,7 @@ class VerifiedCache:
         """Embed every text the features of `pairs` read (requests, contexts, system prompts, the
         changed spans, tools) in one pass over every core, before they are decided one by one (the
         same vectors: each text is embedded on its own)."""
-        first: set[str] = set()
-        second: set[str] = set()
-        for pair in pairs:
-            a, b = vf.texts_to_embed(request_view(pair))
-            first.update(a)
-            second.update(b)
-        self.vectors.prepare([sorted(first), sorted(second)], pool=True)
+        embed_views((request_view(pair) for pair in pairs), self.vectors, pool=True)
 
     def __call__(self, pair: Pair) -> Verdict:
         view = request_view(pair)

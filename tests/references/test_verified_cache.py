@@ -224,12 +224,11 @@ def test_real_features_ignore_the_row_label_and_domain(built):
 def test_prefetching_pairs_embeds_every_text_the_decisions_read_in_one_pass(built, monkeypatch):
     # The scorer calls prefetch_pairs before a reference decides pair by pair: afterwards deciding
     # embeds nothing more, and the verdicts are those of a cache that embedded one text at a time.
-    from pipeline.harness.interface import Pair
+    from pipeline.harness.interface import REQUEST_FIELDS, Pair
     from pipeline.services import embed_cache
 
-    test = V.read_jsonl(BENCH.parent / "splits" / "test.jsonl")[:30]
-    pairs = [Pair(f"k{i}", *[r.get(k) for k in ("query_a", "query_b", "context_a", "context_b", "system_prompt_a",
-                                                 "system_prompt_b", "tools_a", "tools_b")]) for i, r in enumerate(test)]
+    test = V.read_jsonl(BENCH.parent / "splits" / "test.jsonl")[:30]   # requests only: no labels
+    pairs = [Pair(f"k{i}", **{f: r.get(f) for f in REQUEST_FIELDS}) for i, r in enumerate(test)]
     one_by_one = [built(p) for p in pairs]
     fresh = V.VerifiedCache(built.clf, built.threshold, V.Vectors(), {})
     fresh.prefetch_pairs(pairs)
