@@ -51,3 +51,17 @@ def test_no_test_module_imports_another():
 def test_no_folder_is_a_package_that_shadows_the_project():
     # tests/domains/__init__.py would make pytest import tests as `domains.test_x`, hiding the real package
     assert not [p for p in TESTS.rglob("__init__.py") if "data" not in p.relative_to(TESTS).parts]
+
+
+def test_every_shared_xdist_group_names_a_test_that_exists(request):
+    # tests/conftest.py hands each SHARED group to one worker (one cache root); a renamed module or
+    # test would silently leave its group and repeat the group's work cold on the other worker.
+    conftest = next(p for p in request.config.pluginmanager.get_plugins()
+                    if str(getattr(p, "__file__", "")) == str(TESTS / "conftest.py"))
+    for group, entries in conftest.SHARED.items():
+        for entry in entries:
+            module, _, test = entry.partition("::")
+            assert (TESTS / module).is_file(), f"{group}: no {module}"
+            assert not test or f"def {test}(" in (TESTS / module).read_text(encoding="utf-8"), f"{group}: no {entry}"
+            assert conftest.xdist_group(f"tests/{module}::{test or 'test_x'}[param]") == group
+    assert conftest.xdist_group("tests/domains/test_mining.py::test_rules[a-b]") == "domains/test_mining.py"

@@ -23,7 +23,7 @@ def build(out: Path, datasets: Path, cwd: Path, **env) -> str:
     full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     proc = subprocess.run([sys.executable, "-m", "pipeline.app.cli", "build", "--profile", "v1.1", "--datasets-dir",
                            str(datasets), "--out", str(out)], cwd=cwd, env=full, capture_output=True, text=True,
-                          timeout=2400)
+                          timeout=3600)  # a hang guard, not a timing
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
