@@ -56,11 +56,12 @@ def _slot_op(slot: int):
         description=f"Prepare the shards of slot {slot} (the sorted shard list's indices {slot} mod {SHARD_SLOTS}): "
                     "turns scrubbed and sorted, single-turn prompts signed and embedded.")
     def mine_shard_slot(context: OpExecutionContext, build: BuildSettings, names: list[str]) -> list[PreparedShard]:
-        from domains.corpora.mining import prepare_shard, slot_shards
+        from domains.corpora.mining import slot_shards
+        from pipeline.orchestration.cached_steps import prepared_shard
 
         out, datasets = [], build.datasets()  # one DatasetsDir: its corpora are loaded once per slot
         for shard in slot_shards(names, slot):
-            part = prepare_shard(datasets, shard, cache_dir=build.caches)
+            part = prepared_shard(build.caches, datasets, shard)
             context.log.info(f"slot {slot}: {shard}: {part.human_turns} human turns, {len(part.turns)} usable, "
                              f"{len(part.texts)} distinct single-turn prompts")
             out.append(part)
@@ -123,7 +124,9 @@ def corpus_extract(context: AssetExecutionContext, build: BuildSettings, mined_p
     if datasets is None:
         value, origin = ex.read(EXTRACT), f"committed extract {EXTRACT.relative_to(PROJECT_ROOT)}"
     else:
-        data, drops = extract_from(datasets, mined_pairs)
+        from pipeline.orchestration.cached_steps import corpus_extract as cached
+
+        data, drops = cached(build.caches, datasets, mined_pairs, lambda: extract_from(datasets, mined_pairs))
         value, origin = ex.parse(data, "extract made from the datasets dir"), f"made from {build.datasets_path}"
         value = ex.Extract(value.candidates, value.sha256, value.data, dict(drops))
     per = Counter(f"{c.domain}/{c.label}/{c.construction_method}" for c in value.candidates)
@@ -148,7 +151,4 @@ def extract_from(datasets, mined: MinedPairs):
 
 def corpus_file_hashes(datasets) -> dict[str, str]:
     """sha256 of every input file of the corpora present, by path relative to the datasets dir."""
-    from pipeline.core.hashing import file_sha256
-
-    return {f"{corpus}/{rel}": file_sha256(datasets.folder(corpus) / rel)
-            for corpus in datasets.found() for rel in datasets.files(corpus)}
+    return {e["path"]: e["sha256"] for e in datasets.inventory()}

@@ -68,6 +68,21 @@ class DatasetsDir:
             return iter(())
         return loader.load(Reader(corpus, folder, self._manifest, self.datasets_cache))
 
+    def inventory(self, corpora: Any = None) -> list[dict[str, Any]]:
+        """sha256 and size of every input file of the corpora present (of `corpora` only, when
+        given), read or not, sorted by path relative to the root (`<corpus>/<file>`): what a build
+        over this folder depends on."""
+        from pipeline.core.hashing import file_sha256
+
+        out = []
+        for corpus in self.found():
+            if corpora is not None and corpus not in corpora:
+                continue
+            for rel in self.files(corpus):
+                path = self.folder(corpus) / rel
+                out.append({"path": f"{corpus}/{rel}", "sha256": file_sha256(path), "size": path.stat().st_size})
+        return sorted(out, key=lambda e: e["path"])
+
     def manifest(self) -> list[dict[str, Any]]:
         """sha256 and size of every input file read so far, sorted by path relative to the root."""
         return [{"path": p, **self._manifest[p]} for p in sorted(self._manifest)]

@@ -7,6 +7,11 @@ each one's key holds besides the code, and the step run for real on any miss.
   that answers from a live store, is not cached (its contents are not in the key): it runs.
 - `verify`: candidates through their verifiers (domains.check.verify_candidates): the candidates.
   Both also hold what runs a candidate's code (`sandbox_identity`: Node and the jail).
+- `prepared_shard`: one real-traffic shard scrubbed, signed and MiniLM-embedded (mining's first
+  step): the shard's name and the sha256 of every file of its corpus (a loader reads the whole
+  corpus; a record's id can depend on its other files), with the models.
+- `corpus_extract`: the extract a datasets dir makes (assets/sources.py: extract_from): the mined
+  pairs and the sha256 of every file of every corpus present, with the models.
 - `embedded`: a step whose result depends on embeddings (similarities, reports that score the
   reference caches, the slice's scoring): its inputs plus every configured model's snapshot.
 """
@@ -93,3 +98,20 @@ def verify(cache_root: Path, candidates: list) -> tuple[list, Counter]:
 def embedded(cache_root: Path, step: str, inputs: Callable[[], Mapping[str, Any]], compute: Callable[[], T]) -> T:
     """`compute()` through the step cache, keyed on `inputs()` and every configured model's snapshot."""
     return StepCache(cache_root).run(step, lambda: {**inputs(), "models": model_snapshots(cache_root)}, compute)
+
+
+def prepared_shard(cache_root: Path, datasets: Any, shard: str) -> Any:
+    """domains.corpora.mining.prepare_shard(datasets, shard), from the step cache when the shard's
+    corpus files are the same bytes (see above)."""
+    from domains.corpora.mining import prepare_shard
+
+    corpus = shard.partition("/")[0]
+    return embedded(cache_root, "prepare_shard", lambda: {"shard": shard, "corpus_files": datasets.inventory([corpus])},
+                    lambda: prepare_shard(datasets, shard, cache_dir=cache_root))
+
+
+def corpus_extract(cache_root: Path, datasets: Any, mined: Any, compute: Callable[[], T]) -> T:
+    """compute() (the extract a datasets dir makes from it and its mined pairs), from the step cache
+    when the mined pairs and every corpus file are the same."""
+    return embedded(cache_root, "corpus_extract", lambda: {"mined": fingerprint(mined), "corpus_files": datasets.inventory()},
+                    compute)

@@ -281,11 +281,12 @@ def input_manifest(datasets) -> dict:
     if datasets is None and EXTRACT.is_file():   # the build read the committed extract (domains.corpora.extract)
         files.append({"path": "sources/extract/pairs.jsonl", "sha256": _sha_file(EXTRACT), "size": EXTRACT.stat().st_size})
     corpora: list[str] = []
-    if datasets is not None:
+    if datasets is not None:   # every file of every corpus present, whether this process read it or not
         corpora = sorted(datasets.found())
-        for entry in datasets.manifest():
+        quirks = {e["path"]: e["quirks"] for e in datasets.manifest() if e.get("quirks")}
+        for entry in datasets.inventory():
             files.append({"path": f"datasets/{entry['path']}", "sha256": entry["sha256"], "size": entry["size"],
-                          **({"quirks": entry["quirks"]} if entry.get("quirks") else {})})
+                          **({"quirks": quirks[entry["path"]]} if entry["path"] in quirks else {})})
     return {"corpora": corpora, "files": files}
 
 

@@ -354,3 +354,39 @@ def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
                            instance=instance).success
         in_process = (Path(instance.storage_directory()) / "mined_pairs").read_bytes()
     assert (tmp_path / "dh" / "storage" / "mined_pairs").read_bytes() == in_process
+
+
+def test_a_prepared_shard_comes_from_the_step_cache_until_a_file_of_its_corpus_changes(tmp_path):
+    # The build's slot steps prepare each shard through the step cache, keyed on the sha256 of every
+    # file of the shard's corpus: a rebuild over the same bytes is served; one changed byte runs again.
+    from pipeline.orchestration import step_cache
+    from pipeline.orchestration.cached_steps import prepared_shard
+
+    ds = _fixtures_plus_planted(tmp_path / "ds")
+    shard, cache = "sharegpt/ShareGPT_V3_filtered_500.json", tmp_path / "cache"
+    stats = step_cache.STATS.setdefault("prepare_shard", {"hit": 0, "miss": 0})
+    first = dict(stats)
+    made = prepared_shard(cache, ds, shard)
+    again = prepared_shard(cache, DatasetsDir(tmp_path / "ds"), shard)
+    assert (stats["miss"], stats["hit"]) == (first["miss"] + 1, first["hit"] + 1)
+    assert again.texts == made.texts and again.turns == made.turns and (again.vectors == made.vectors).all()
+    assert made.texts == M.prepare_shard(DatasetsDir(tmp_path / "ds"), shard, cache).texts
+    path = tmp_path / "ds" / shard
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(rows + [{"id": "new", "conversations": [{"from": "human", "value": "Name three moons of Jupiter."}]}]),
+                    encoding="utf-8")
+    changed = prepared_shard(cache, DatasetsDir(tmp_path / "ds"), shard)
+    assert stats["miss"] == first["miss"] + 2 and "name three moons of jupiter" in {t.lower() for t in changed.texts}
+    assert "name three moons of jupiter" not in {t.lower() for t in made.texts}
+
+
+def test_the_manifest_of_a_corpora_build_lists_every_corpus_file_with_its_sha256(tmp_path):
+    from pipeline.core.hashing import file_sha256
+    from pipeline.stages.assembly import input_manifest
+
+    ds = _fixtures_plus_planted(tmp_path / "ds")
+    shutil.copytree(FIXTURES / "lmsys_arena", tmp_path / "ds" / "lmsys_arena")
+    files = {f["path"]: f for f in input_manifest(ds)["files"]}
+    on_disk = sorted(p.relative_to(tmp_path / "ds").as_posix() for p in (tmp_path / "ds").rglob("*") if p.is_file())
+    assert sorted(k.removeprefix("datasets/") for k in files if k.startswith("datasets/")) == on_disk
+    assert all(files[f"datasets/{rel}"]["sha256"] == file_sha256(tmp_path / "ds" / rel) for rel in on_disk)
