@@ -1,5 +1,6 @@
 """Content-addressed cache of the build's expensive steps (generation, verification, similarities,
-the calibration plot, the reference and stream reports, the slice's scoring), so that a warm
+the calibration plot, the reference and stream reports, the slice's scoring; over a datasets dir,
+each shard's mining preparation and the extract), so that a warm
 `cacheeval check` re-creates every output from stored step results and still writes and compares
 every byte.
 
