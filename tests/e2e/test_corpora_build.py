@@ -3,6 +3,7 @@ valid, and byte-identical across two runs under a perturbed environment."""
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,11 @@ def test_corpora_build_is_complete_valid_and_byte_identical(shared_datasets, tmp
     assert validate_file(a / "cachebench.jsonl") == []
     manifest = json.loads((a / "manifest.json").read_text())
     assert manifest["rows"] == 2000 and manifest["inputs"]["corpora"]
+    # every file of every corpus present, with its sha256 (the build's inputs, whether a step read them or not)
+    listed = {f["path"]: f["sha256"] for f in manifest["inputs"]["files"] if f["path"].startswith("datasets/")}
+    assert {p.split("/")[1] for p in listed} == set(manifest["inputs"]["corpora"])
+    assert "datasets/sharegpt/ShareGPT_V3_unfiltered_cleaned_split.json" in listed
+    assert all(re.fullmatch(r"[0-9a-f]{64}", sha) for sha in listed.values())
     methods = manifest["construction_methods"]
     assert methods.get("existing_benchmark", 0) > 0 and methods.get("intent_bottom_up", 0) > 0
     rows = [json.loads(x) for x in (a / "cachebench.jsonl").read_text().splitlines()]
