@@ -71,8 +71,9 @@ class DatasetsDir:
     def inventory(self, corpora: Any = None) -> list[dict[str, Any]]:
         """sha256 and size of every input file of the corpora present (of `corpora` only, when
         given), read or not, sorted by path relative to the root (`<corpus>/<file>`): what a build
-        over this folder depends on."""
-        from pipeline.core.hashing import file_sha256
+        over this folder depends on. A file is hashed once per process per (path, size, mtime): the
+        build asks for every slot's corpus, the extract and the manifest."""
+        from pipeline.core.hashing import weights_file_sha256 as file_sha256
 
         out = []
         for corpus in self.found():
