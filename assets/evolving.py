@@ -104,10 +104,15 @@ def evolving_scored(context: AssetExecutionContext, build: BuildSettings, evolve
     s = compute() if target.startswith(MODULE_PREFIX) else embedded(build.caches, "evolving_scored", inputs, compute)
     return Output(s, metadata={"rows": len(s["rows"]), "target": MetadataValue.json(s["target"]),
                                "target_fooled": sum(1 for h, _ in s["target_decisions"].values() if h),
-                               "difficulty": MetadataValue.json(dict(Counter(r["difficulty"] for r in s["rows"])))})
+                               "difficulty_of_fooled": MetadataValue.json(dict(Counter(r["difficulty"] for r in s["rows"]
+                                                                                       if r["difficulty"])))})
 
 
 def _scored(context: AssetExecutionContext, build: BuildSettings, evolve: EvolveSettings, evolving_verified: dict) -> dict:
+    """Every candidate as a row, scored by the target and the references; graded (difficulty and the
+    members' votes) only where it fooled the target, since only those rows can enter a slice and a
+    grade reads the row's own requests alone (pipeline/evolving/scoring.py). The others keep
+    difficulty None: the candidates file is scored under the scoring contract, which allows that."""
     from domains import domain_names
     from pipeline.core.writer import jsonl_bytes
     from pipeline.evolving import scoring as sc
@@ -116,10 +121,8 @@ def _scored(context: AssetExecutionContext, build: BuildSettings, evolve: Evolve
     quarter = evolving_verified["quarter"]
     outcomes = {c.key: o for c, o in evolving_verified["verified"]}
     items = ev.numbered(domain_names(), quarter, [c for c, _ in evolving_verified["verified"]])
-    graded = sc.difficulty([(c.query_a, c.query_b) for _, c in items], evolve.bench_path.parent, build.caches,
-                           progress=context.log.info, workers=build.settings.workers)
-    rows = [ev.to_row(c, outcomes[c.key], rid, diff, votes, ev.provenance_extra(quarter, c))
-            for (rid, c), (diff, votes) in zip(items, graded)]
+
+    rows = [ev.to_row(c, outcomes[c.key], rid, None, {}, ev.provenance_extra(quarter, c)) for rid, c in items]
     data = jsonl_bytes(rows)
     name = f"evolving/{quarter}-candidates-{sha256_text(data.decode('utf-8'))[:16]}.jsonl"
     write_files(build.caches, {name: data})  # content-addressed: the file the result cache keys on
@@ -129,9 +132,14 @@ def _scored(context: AssetExecutionContext, build: BuildSettings, evolve: Evolve
         context.log.info(f"{quarter}: the target's code changed since the slice was made ({evolve.made_with_code[:16]} -> "
                          f"{target.identity['code_sha256'][:16]}); the slice records the code it was made with")
         target = sc.Target(target.chosen, {**target.identity, "code_sha256": evolve.made_with_code})
-    hits = sc.decisions(target, bench_file)
+    hits = sc.decisions(target, bench_file, strict=False)
+    fooled = [i for i, r in enumerate(rows) if hits[r["id"]][0]]
+    graded = sc.grade([rows[i] for i in fooled], evolve.bench_path.parent, build.caches, progress=context.log.info,
+                      workers=build.settings.workers)
+    for i, r in zip(fooled, graded):
+        rows[i] = r
     built = {target.identity["name"]: target} if target.chosen.reference else {}
-    refs = sc.reference_decisions(evolve.bench_path, bench_file, built)
+    refs = sc.reference_decisions(evolve.bench_path, bench_file, built, strict=False)
     return {**evolving_verified, "rows": rows, "by_id": dict(items), "target": target.identity, "target_decisions": hits,
             "references": refs, "bench_sha256": file_sha256(evolve.bench_path)}
 

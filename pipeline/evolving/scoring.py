@@ -12,6 +12,10 @@ difficulty of each candidate on the main benchmark's scale.
   evaluation-result cache, so a rerun of the same quarter re-scores nothing.
 - Difficulty: the five ensemble members decide each candidate at the thresholds the main build
   calibrates (F1-optimal on its train split, pipeline/stages/difficulty.py), votes counted as there.
+  A candidate's grade depends on its own two requests only, so it is graded only when it fooled the
+  target (the only candidates a slice may hold): the caches score the candidates file under the
+  scoring contract, without a difficulty (assets/evolving.py). Grading every candidate cost a cold
+  check about a seventh of its CPU time, in e5, L3 and WordLlama vectors no other step reads.
 """
 from __future__ import annotations
 
@@ -111,21 +115,23 @@ def identity_of(name: str, protocol: str, subject: Any) -> dict:
             "threshold": None if threshold is None else round(float(threshold), 6)}
 
 
-def decisions(target: Target, bench_file: Path, store: Any = None) -> dict[str, tuple[bool, float | None]]:
-    """id -> (HIT?, confidence) of the target on every row of `bench_file`, through the result cache."""
+def decisions(target: Target, bench_file: Path, store: Any = None,
+              strict: bool = True) -> dict[str, tuple[bool, float | None]]:
+    """id -> (HIT?, confidence) of the target on every row of `bench_file`, through the result cache;
+    `strict=False`: `bench_file` is held to the scoring contract (the candidates file: see `difficulty`)."""
     from pipeline.harness.scoring import score_chosen
 
-    data, _ = score_chosen(target.chosen, bench_file, store=store)
+    data, _ = score_chosen(target.chosen, bench_file, store=store, strict=strict)
     return {d["id"]: (d["decision"] == "HIT", d["confidence"]) for d in data["decisions"]}
 
 
 def reference_decisions(bench: Path, bench_file: Path, built: Mapping[str, Target] | None = None,
-                        store: Any = None) -> dict[str, dict[str, tuple[bool, float | None]]]:
+                        store: Any = None, strict: bool = True) -> dict[str, dict[str, tuple[bool, float | None]]]:
     """Every REPORTED reference's decisions on `bench_file` (those in `built` are not built again)."""
     out = {}
     for name in REPORTED:
         target = (built or {}).get(name) or resolve(name, bench)
-        out[name] = decisions(target, bench_file, store)
+        out[name] = decisions(target, bench_file, store, strict)
     return out
 
 
@@ -160,3 +166,13 @@ def difficulty(pairs: Sequence[tuple[str, str]], bench_dir: Path, cache_root: Pa
         for i, s in enumerate(sims[len(train):]):
             votes[i][m] = not s >= t   # every candidate is a MISS: a member is right when it misses
     return [(difficulty_from_votes(sum(v.values())), dict(sorted(v.items()))) for v in votes]
+
+
+def grade(rows: Sequence[Mapping[str, Any]], bench_dir: Path, cache_root: Path, progress=None,
+          workers: int | None = None) -> list[dict]:
+    """Copies of candidate rows (difficulty None) with their difficulty and the members' votes filled
+    in, as `difficulty` grades them; every key stays where the row had it, so a graded row has the
+    bytes of one assembled with its grade."""
+    grades = difficulty([(r["query_a"], r["query_b"]) for r in rows], bench_dir, cache_root, progress, workers)
+    return [{**r, "difficulty": d, "provenance": {**r["provenance"], "difficulty_votes": votes}}
+            for r, (d, votes) in zip(rows, grades)]

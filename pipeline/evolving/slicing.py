@@ -210,7 +210,7 @@ def operator_of(c: Candidate) -> str:
     return c.construction_method
 
 
-def to_row(c: Candidate, outcome: Outcome, rid: str, difficulty: str, votes: Mapping[str, bool],
+def to_row(c: Candidate, outcome: Outcome, rid: str, difficulty: str | None, votes: Mapping[str, bool],
            extra: Mapping[str, Any]) -> dict:
     """A benchmark row (the main build's schema and key order) with provenance.evolving = `extra`."""
     from pipeline.stages.assembly import assemble_rows

@@ -205,6 +205,13 @@ class VerifiedCache:
         same vectors: each text is embedded on its own)."""
         embed_views((request_view(pair) for pair in pairs), self.vectors, pool=True)
 
+    def prepare_pairs(self, pairs: Iterable[Pair]) -> None:
+        """Embed, in this process and in one call per embedder, every text the features of `pairs`
+        read that is not at hand yet (references/pair_store.py asks this before deciding a lookup's
+        nearest entries: their changed spans are new texts, which one call per text would run as a
+        whole fixed-shape batch each). The same vectors: each text is embedded on its own."""
+        embed_views((request_view(pair) for pair in pairs), self.vectors)
+
     def __call__(self, pair: Pair) -> Verdict:
         view = request_view(pair)
         x = vf.pair_features(view, self.vectors.get(0), self.vectors.get(1))

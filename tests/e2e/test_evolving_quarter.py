@@ -58,6 +58,20 @@ def test_the_slice_holds_exactly_50_rows_that_fool_the_named_target_and_none_of_
     assert "| all | 50 | " in report and "1.000 (50/50) |\n" in report  # the target: fooled by every row
 
 
+def test_only_the_candidates_that_fool_the_target_are_graded(quarter):
+    # A grade reads the row's own two requests only, and only a row that fools the target can enter
+    # the slice, so the other candidates are never embedded by e5, L3 and WordLlama.
+    scored = quarter["scored"]
+    fooled = {rid for rid, (hit, _) in scored["target_decisions"].items() if hit}
+    assert fooled and len(fooled) < len(scored["rows"])
+    for r in scored["rows"]:
+        graded = r["difficulty"] is not None
+        assert graded == (r["id"] in fooled), r["id"]
+        assert bool(r["provenance"]["difficulty_votes"]) == graded
+        if graded:
+            assert r["difficulty"] in ("easy", "medium", "hard") and len(r["provenance"]["difficulty_votes"]) == 5
+
+
 def test_the_slice_is_a_benchmark_file_like_any_other(quarter, tmp_path, capsys):
     from pipeline.app.cli import main
 
@@ -70,6 +84,7 @@ def test_the_slice_is_a_benchmark_file_like_any_other(quarter, tmp_path, capsys)
 
 def test_a_target_that_hits_everything_fills_the_slice_and_one_that_never_false_hits_fails_with_the_numbers(
         quarter, tmp_path):
+    from pipeline.core import settings
     from pipeline.core.writer import write_jsonl
     from pipeline.evolving import scoring as sc
 
@@ -82,11 +97,12 @@ def test_a_target_that_hits_everything_fills_the_slice_and_one_that_never_false_
         module.write_text("from pipeline.harness import Verdict\n\n\ndef cache(row):\n"
                           f"    return Verdict(is_hit={body}, confidence=None)\n")
         target = sc.resolve(f"module:{module}", OUTPUTS / "cachebench.jsonl")
-        hits = sc.decisions(target, bench_file)
+        hits = sc.decisions(target, bench_file, strict=False)   # candidates the default target did not fall for are ungraded
         rows = [ev.with_verdict(r, target.identity, hits[r["id"]]) for r in scored["rows"]]
         choice = ev.choose_slice(rows, {k: h for k, (h, _) in hits.items()}, cfg, QUARTER,
                                  target.identity["behaviour_sha256"], domain_names())
         chosen = ev.slice_rows(rows, choice, QUARTER, domain_names())
+        chosen = sc.grade(chosen, OUTPUTS, settings.cache_root())   # as the asset grades what fools its target
         value = {"quarter": QUARTER, "rows": chosen, "choice": choice, "target": target.identity,
                  "short": ev.shortfall(choice, cfg, target.identity["name"]),
                  "candidates": {r["provenance"]["evolving"]["candidate_id"]: scored["by_id"][

@@ -355,3 +355,22 @@ def test_a_build_of_another_benchmark_leaves_the_committed_slices_alone(tmp_path
     profile = json.loads((OUTPUTS / "manifest.json").read_text(encoding="utf-8"))["profile"]
     _warm_slices(SimpleNamespace(profile=profile, out_dir=str(tmp_path)), settings.resolve(), False)
     assert "the committed adversarial slices were made on another benchmark" in capsys.readouterr().out
+
+
+def test_a_graded_candidate_row_has_the_bytes_of_one_assembled_with_its_grade(monkeypatch, tmp_path):
+    # The slice grades only the candidates that fool its target, after they are scored ungraded; the
+    # grade must land where the assembled row holds it, or the slice's bytes would change.
+    from domains.base import Outcome
+    from pipeline.core.writer import jsonl_bytes
+    from pipeline.evolving import scoring as sc
+
+    c, outcome = _cand("math", 3, "sign_flip"), Outcome("t1", True, "ok", {"answer_a": "1", "answer_b": "2"})
+    votes = {"e5_small_q4": True, "minilm_l6": False, "mpnet_base": False, "paraphrase_minilm_l3": True,
+             "wordllama_256": False}
+    extra = ev.provenance_extra("2026-Q4", c)
+    monkeypatch.setattr(sc, "difficulty", lambda pairs, *a, **k: [("medium", votes)] * len(pairs))
+    ungraded = ev.to_row(c, outcome, "cb-math-2026q4-0003", None, {}, extra)
+    assert ungraded["difficulty"] is None and ungraded["provenance"]["difficulty_votes"] == {}
+    graded = sc.grade([ungraded], tmp_path, tmp_path)
+    assert jsonl_bytes(graded) == jsonl_bytes([ev.to_row(c, outcome, "cb-math-2026q4-0003", "medium", votes, extra)])
+    assert ungraded["difficulty"] is None  # a copy: the scored row is left as it was
