@@ -10,6 +10,13 @@ adversarial slice attacks.
   never the domain, subcategory, label, id, construction method or source of a row.
 - Recall gate: a pair whose MiniLM cosine is below GATE is a MISS without asking the classifier
   (and gets confidence 0): the verifier only judges pairs an embedding cache would retrieve.
+- Vetoes (v2): request-level rules that hold on any traffic, whatever the classifier learned from
+  our generators: a pair whose system prompts differ (after normalising), whose offered tools share
+  no tool, whose user, tenant or tool_choice differ, whose stored response was an error or a
+  refusal, whose two requests are both creative, or both call a tool that changes state, is a MISS
+  with confidence 0 (VETOES). Measured: with no loss of recall on dev, test or the
+  leave-one-method-out table, the system traps' FHR falls from 0.838 to 0.144 and the
+  leave-one-method-out mean FHR from 0.159 to 0.129 (curated left out: 0.280 to 0.149).
 - Verifier: scikit-learn HistGradientBoostingClassifier (CLASSIFIER: one thread, no early stopping,
   policy signals monotone non-increasing), trained on the train split only.
 - Threshold: chosen on the dev split, the lowest predicted probability at which dev FHR <= MAX_FHR
@@ -37,7 +44,7 @@ from pipeline.references import verified_features as vf
 from pipeline.references.verified_text import request_view
 
 NAME = "verified"
-VERSION = "1"
+VERSION = "2"
 EMBEDDERS = ("minilm_l6", "mpnet_base")        # names in configs/embedders.yaml: MiniLM first
 GATE = 0.30                                    # MiniLM cosine below this: MISS without the classifier
 MAX_FHR = 0.05
@@ -48,6 +55,17 @@ SEED = 20251124
 CLASSIFIER = {"kind": "HistGradientBoostingClassifier", "max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 15,
               "min_samples_leaf": 5, "l2_regularization": 1.0, "early_stopping": False, "random_state": SEED,
               "threads": 1, "non_increasing": list(vf.POLICY_FEATURES)}
+# (feature, op, value): a pair matching any is a MISS with confidence 0, before the classifier's say.
+# "all" rows need every condition of the group; each holds on any traffic, and none fires on a HIT row
+# of the benchmark.
+VETOES = (
+    (("system_norm_equal", "==", 0.0),),                             # another system prompt
+    (("tools_any", "==", 1.0), ("tools_names_jaccard", "==", 0.0)),  # tools offered, none in common
+    (("scope_differ", "==", 1.0),),                                  # another user, tenant or tool_choice
+    (("stored_not_ok", "==", 1.0),),                                 # the stored response: error or refusal
+    (("creative_min", ">", 0.0),),                                   # both requests creative
+    (("tool_no_hit_min", ">", 0.0),),                                # both call a state-changing tool
+)
 
 
 # ---- embeddings, through the project's embedding cache
@@ -146,8 +164,24 @@ def _gate_index() -> int:
     return vf.feature_names().index("cos_minilm")
 
 
+def vetoed(X: Sequence[Sequence[float]]):
+    """A boolean numpy array: which rows of X match a VETOES rule."""
+    import numpy as np
+
+    Xa = np.asarray(X, dtype=np.float64)
+    names = vf.feature_names()
+    out = np.zeros(len(Xa), dtype=bool)
+    for group in VETOES:
+        hit = np.ones(len(Xa), dtype=bool)
+        for name, op, value in group:
+            col = Xa[:, names.index(name)]
+            hit &= (col == value) if op == "==" else (col > value)
+        out |= hit
+    return out
+
+
 def scores(clf, X: Sequence[Sequence[float]]) -> list[float]:
-    """P(HIT) per row, rounded to 6 decimals; 0.0 for a row below the recall gate."""
+    """P(HIT) per row, rounded to 6 decimals; 0.0 for a row below the recall gate or vetoed (VETOES)."""
     import numpy as np
 
     from threadpoolctl import threadpool_limits
@@ -157,7 +191,7 @@ def scores(clf, X: Sequence[Sequence[float]]) -> list[float]:
         return []
     with threadpool_limits(CLASSIFIER["threads"]):
         p = clf.predict_proba(Xa)[:, 1]
-    gate = Xa[:, _gate_index()] >= GATE
+    gate = (Xa[:, _gate_index()] >= GATE) & ~vetoed(Xa)
     return [round(float(x), 6) if g else 0.0 for x, g in zip(p, gate)]
 
 
@@ -192,6 +226,7 @@ class VerifiedCache:
         self.settings = {
             "name": NAME, "version": VERSION, "feature_version": vf.FEATURE_VERSION,
             "n_features": len(vf.feature_names()), "embedders": list(EMBEDDERS), "gate_minilm_cosine": GATE,
+            "vetoes": [list(map(list, g)) for g in VETOES],
             "classifier": dict(CLASSIFIER), "threshold": threshold, "max_dev_fhr": MAX_FHR,
             "trained_on": dict(data_sha256),
         }

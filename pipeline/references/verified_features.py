@@ -17,7 +17,8 @@ Features, in FEATURE_NAMES order:
   operators, units, programming and natural language names mentioned, the text's natural
   language (script and stopwords);
 - request parts: whether system prompts, earlier turns and offered tools are equal, and what
-  differs in them (numbers, names);
+  differs in them (numbers, names); v3: whether the scope differs (user, tenant or tool_choice) and
+  whether the response stored for A was not ok (an error or a refusal), which verified.VETOES read;
 - the change (v2, verified_change.py): the words that differ after aligning the two queries (and
   the earlier turns, the system prompts), by class: names, numbers, dates, units, scope words,
   polarity and negation words, comparison words, or function words only; swapped or inserted;
@@ -41,7 +42,7 @@ from pipeline.references.verified_text import (REQUEST_FIELDS, capitalised, cont
                                                math_signature, names, natural_language, operators, quoted,
                                                side_signals, tool_texts, units, variables)
 
-FEATURE_VERSION = "2"
+FEATURE_VERSION = "3"
 
 # A tool description saying its result is live, or reads the user's own state.
 _LIVE = re.compile(r"\blive\b", re.IGNORECASE)
@@ -156,6 +157,9 @@ def part_features(view: Mapping[str, Any]) -> dict[str, float]:
     f["tools_equal"] = float(json.dumps(ta, sort_keys=True) == json.dumps(tb, sort_keys=True))
     na, nb = {n for n, _ in tool_texts(ta)}, {n for n, _ in tool_texts(tb)}
     f["tools_names_jaccard"] = _jaccard(na, nb)
+    # the pair contract's scope: who asks and the tool_choice; the status of the response stored for A
+    f["scope_differ"] = float(any(view.get(f"{k}_a") != view.get(f"{k}_b") for k in ("user", "tenant", "tool_choice")))
+    f["stored_not_ok"] = float(view.get("status_a") not in (None, "ok"))
     return f
 
 
@@ -241,7 +245,7 @@ def pair_features(view: Mapping[str, Any], minilm: Callable[[str], Any], second:
 POLICY_FEATURES = ("creative_max", "creative_min", "creative_noun_max", "creative_noun_min", "time_max", "time_min",
                    "proto_creative_max", "proto_creative_min", "proto_live_max", "proto_live_min",
                    "proto_action_max", "proto_action_min", "tool_no_hit_max", "tool_no_hit_min", "tool_time_max",
-                   "tool_personal_max")
+                   "tool_personal_max", "scope_differ", "stored_not_ok")
 
 _NAMES: list[str] = []
 

@@ -1,14 +1,16 @@
 """The request view of a pair and the features of one text, for the reference verified cache.
 
 A pair is read through `request_view`, which keeps only the request fields (query texts, system
-prompts, earlier turns, offered tools). Nothing else of a row (domain, subcategory, label, id,
+prompts, earlier turns, offered tools) and the scope fields of the pair contract (who asks: user and
+tenant ids, the tool_choice, and the status of the response stored for A; None when not given,
+pipeline.harness.interface.OPTIONAL_FIELDS). Nothing else of a row (domain, subcategory, label, id,
 construction method, source, verification payload, rationale, expected answers) can reach a
 feature: the functions here and in verified_features.py never see it.
 
 One text: its earlier turns and offered tools as text, and its answer-determining tokens (variables,
 identifiers, quoted strings, operators, units, language names, natural language, capitalised names)
 and policy signals (`side_signals`). The word lists are verified_lexicon.py's.
-Standard library only.
+Standard library and pipeline.harness.interface only.
 """
 from __future__ import annotations
 
@@ -16,11 +18,15 @@ import re
 import unicodedata
 from typing import Any, Mapping
 
+from pipeline.harness.interface import OPTIONAL_FIELDS, optional_fields
 from pipeline.references.verified_lexicon import LANG_STOPWORDS, OPERATOR_SYMBOLS, OPERATOR_WORDS, UNITS, word_lists
 
 # The only row fields a feature may read: what a cache sees of a request on any traffic.
 REQUEST_FIELDS = ("query_a", "query_b", "context_a", "context_b", "system_prompt_a", "system_prompt_b",
                   "tools_a", "tools_b")
+# Who asks (user, tenant), the tool_choice and the stored response's status: a cache sees them on any
+# traffic (the pair contract), and a pair that differs in them is never served (verified.VETOES).
+SCOPE_FIELDS = OPTIONAL_FIELDS
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*\(|\b[A-Za-z]+_[A-Za-z0-9_]+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b|"
                     r"\b[A-Z]{2,}[0-9]*\b|\b[A-Za-z]+[0-9]+[A-Za-z0-9]*\b")
@@ -29,9 +35,10 @@ _FIRST_PERSON = frozenset("i me my mine myself we us our ours".split())
 
 
 def request_view(row: Any) -> dict[str, Any]:
-    """The request fields of a row (a Row, or a mapping), and nothing else."""
+    """The request and scope fields of a row (a Row, a mapping or a Pair), and nothing else."""
     get = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
-    return {k: get(k, None) for k in REQUEST_FIELDS}
+    scope = optional_fields(row)
+    return {**{k: get(k, None) for k in REQUEST_FIELDS}, **{k: scope.get(k) for k in SCOPE_FIELDS}}
 
 
 # ---- one text

@@ -17,7 +17,7 @@ from pipeline.references import verified_text as vt
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "outputs" / "cachebench.jsonl"
-NOT_REQUEST = [f for f in ROW_FIELDS if f not in vt.REQUEST_FIELDS]
+NOT_REQUEST = [f for f in ROW_FIELDS if f not in vt.REQUEST_FIELDS + vt.SCOPE_FIELDS]
 
 
 def lex(a: str, b: str) -> dict[str, float]:
@@ -123,9 +123,39 @@ def test_called_tool_signals_with_fake_vectors():
 # ---- no forbidden field reaches a feature
 
 def test_request_view_holds_only_request_fields():
-    r = row("Solve x + 2 = 8", "Solve a + 2 = 8")
-    assert set(vt.request_view(r)) == set(vt.REQUEST_FIELDS)
-    assert set(vt.request_view(Row.from_dict(r))) == set(vt.REQUEST_FIELDS)
+    r = row("Solve x + 2 = 8", "Solve a + 2 = 8", user_a="u1", status_a="error")
+    assert set(vt.request_view(r)) == set(vt.REQUEST_FIELDS + vt.SCOPE_FIELDS)
+    assert set(vt.request_view(Row.from_dict(r))) == set(vt.REQUEST_FIELDS + vt.SCOPE_FIELDS)
+    assert vt.request_view(Row.from_dict(r))["user_a"] == "u1" and vt.request_view(r)["status_a"] == "error"
+
+
+class _Sure:
+    """A stand-in classifier that is sure of a HIT on every row."""
+
+    def predict_proba(self, X):
+        import numpy as np
+
+        return np.tile([0.01, 0.99], (len(X), 1))
+
+
+def test_vetoed_pairs_are_never_served_whatever_the_classifier_says():
+    # The same query on both sides, and a classifier sure of a HIT: only the VETOES can say MISS.
+    from pipeline.harness.interface import Pair
+
+    q = "Summarise the plot of Hamlet in three sentences."
+    tools = [{"name": "web_search", "description": "Search the web.", "parameters": {}}]
+    other = [{"name": "send_email", "description": "Send an email.", "parameters": {}}]
+    write = [{"name": "delete_file", "description": "Delete a file from the user's drive.", "parameters": {}}]
+    poem = "Write me a short poem about the sea."
+    same = {"query_a": q, "query_b": q, "system_prompt_a": "You are terse.", "system_prompt_b": "You are terse.",
+            "tools_a": tools, "tools_b": tools}
+    vetoed = [dict(same, system_prompt_b="Answer in French only."), dict(same, tools_b=other),
+              dict(same, user_a="user-1", user_b="user-2"), dict(same, tenant_a="t-1", tenant_b="t-2"),
+              dict(same, tool_choice_a="auto", tool_choice_b="none"), dict(same, status_a="refusal"),
+              dict(same, query_a=poem, query_b=poem), dict(same, tools_a=write, tools_b=write)]
+    X = [vf.pair_features(vt.request_view(Pair("k", **p)), fake_vector, fake_vector) for p in [same, *vetoed]]
+    assert V.scores(_Sure(), X) == [0.99] + [0.0] * len(vetoed)
+    assert V.vetoed(X).tolist() == [False] + [True] * len(vetoed)
 
 
 @pytest.mark.parametrize("field", NOT_REQUEST)
