@@ -267,3 +267,16 @@ def test_prefetching_pairs_embeds_every_text_the_decisions_read_in_one_pass(buil
     monkeypatch.setattr(embed_cache, "embed_texts", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     assert [fresh(p) for p in pairs] == one_by_one
     assert calls == []
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_no_veto_fires_on_a_hit_row_of_the_benchmark(built):
+    # The vetoes are rules a cache may apply on any traffic because a pair they catch is never the
+    # same request; the README says none fires on a HIT row of the benchmark, and this holds it.
+    rows = V.read_jsonl(BENCH)
+    hits = [r for r in rows if r["binary_label"] == "HIT"]
+    vetoed = V.vetoed(V.featurize(hits, built.vectors))
+    assert not vetoed.any(), [r["id"] for r, v in zip(hits, vetoed) if v][:10]
+    misses = [r for r in rows if r["binary_label"] == "MISS"]
+    assert V.vetoed(V.featurize(misses, built.vectors)).any()   # and it is not vacuous: MISS rows it catches
