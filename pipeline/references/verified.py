@@ -13,10 +13,13 @@ adversarial slice attacks.
 - Vetoes (v2): request-level rules that hold on any traffic, whatever the classifier learned from
   our generators: a pair whose system prompts differ (after normalising), whose offered tools share
   no tool, whose user, tenant or tool_choice differ, whose stored response was an error or a
-  refusal, whose two requests are both creative, or both call a tool that changes state, is a MISS
-  with confidence 0 (VETOES). Measured: with no loss of recall on dev, test or the
-  leave-one-method-out table, the system traps' FHR falls from 0.838 to 0.144 and the
-  leave-one-method-out mean FHR from 0.159 to 0.129 (curated left out: 0.280 to 0.149).
+  refusal, whose two requests are both creative, or both call a tool that changes state, or whose
+  queries differ only by a negation added or removed ("has not shown up" / "has shown up"), is a
+  MISS with confidence 0 (VETOES). Measured: with no loss of recall on dev, test or the
+  leave-one-method-out table, the system traps' FHR falls from 0.838 to 0.144, the
+  leave-one-method-out mean FHR from 0.159 to 0.128 (curated left out: 0.280 to 0.149), and the
+  real-request polarity flips of the committed extract that the benchmark does not use are served
+  0 times in 228 instead of 38.
 - Verifier: scikit-learn HistGradientBoostingClassifier (CLASSIFIER: one thread, no early stopping,
   policy signals monotone non-increasing), trained on the train split only.
 - Threshold: chosen on the dev split, the lowest predicted probability at which dev FHR <= MAX_FHR
@@ -65,6 +68,7 @@ VETOES = (
     (("stored_not_ok", "==", 1.0),),                                 # the stored response: error or refusal
     (("creative_min", ">", 0.0),),                                   # both requests creative
     (("tool_no_hit_min", ">", 0.0),),                                # both call a state-changing tool
+    (("negation_toggle_only", "==", 1.0),),                          # only a negation added or removed
 )
 
 

@@ -19,6 +19,8 @@ Features, in FEATURE_NAMES order:
 - request parts: whether system prompts, earlier turns and offered tools are equal, and what
   differs in them (numbers, names); v3: whether the scope differs (user, tenant or tool_choice) and
   whether the response stored for A was not ok (an error or a refusal), which verified.VETOES read;
+  v4: whether the two queries differ only by a negation added or removed (`negation_toggle_only`,
+  verified_text.without_negation), another veto;
 - the change (v2, verified_change.py): the words that differ after aligning the two queries (and
   the earlier turns, the system prompts), by class: names, numbers, dates, units, scope words,
   polarity and negation words, comparison words, or function words only; swapped or inserted;
@@ -40,9 +42,10 @@ from pipeline.references.verified_change import change_features
 from pipeline.references.verified_lexicon import NEGATION, PROTOTYPES, word_lists
 from pipeline.references.verified_text import (REQUEST_FIELDS, capitalised, context_text, identifiers, language_names,
                                                math_signature, names, natural_language, operators, quoted,
-                                               side_signals, tool_texts, units, variables)
+                                               side_signals, tool_texts, units, variables,
+                                               without_negation)
 
-FEATURE_VERSION = "3"
+FEATURE_VERSION = "4"
 
 # A tool description saying its result is live, or reads the user's own state.
 _LIVE = re.compile(r"\blive\b", re.IGNORECASE)
@@ -105,6 +108,9 @@ def lexical_features(qa: str, qb: str) -> dict[str, float]:
     na = sum(1 for w in L["words"](qa) if w in NEGATION)
     nb = sum(1 for w in L["words"](qb) if w in NEGATION)
     f["negation_differ"] = float(na != nb)
+    # v4: the one change is a negation added or removed ("was not a fan" / "was a fan"): the meaning flips
+    (wa_, ka), (wb_, kb) = without_negation(qa), without_negation(qb)
+    f["negation_toggle_only"] = float(wa_ == wb_ and ka != kb)
     f["negation_any"] = float(bool(na or nb))
     da, db = sa & L["direction_words"], sb & L["direction_words"]
     f.update(_set_feats("directions", frozenset(da), frozenset(db)))

@@ -160,6 +160,24 @@ def capitalised(text: str) -> frozenset[str]:
                      if w[0].isupper() and w != "I")
 
 
+# English negation as a request writes it: a word, or a verb's "n't" (with or without the apostrophe).
+_NEGATED_VERB = re.compile(r"\b(ca|wo|sha|is|was|are|were|do|does|did|could|should|would|has|have|had|must|need|might)"
+                           r"(?:n't|nt)\b")
+_NEGATION_WORD = re.compile(r"\b(?:not|never|no|cannot)\b")
+_BARE = {"ca": "can", "wo": "will", "sha": "shall"}
+
+
+def without_negation(text: str) -> tuple[tuple[str, ...], int]:
+    """(the text's words with every English negation taken out, how many were taken out): "wasn't"
+    -> "was", "can't" and "cannot" -> "can", "won't" -> "will", "is not" -> "is". Two requests whose
+    words are then equal, with another count, differ only by a negation added or removed."""
+    t = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    t, verbs = _NEGATED_VERB.subn(lambda m: _BARE.get(m.group(1), m.group(1)), t)
+    t = re.sub(r"\bcannot\b", "can not", t)
+    t, words = _NEGATION_WORD.subn(" ", t)
+    return tuple(re.findall(r"\w+", t)), verbs + words
+
+
 def side_signals(text: str) -> dict[str, float]:
     """Policy signals of one request text."""
     L = word_lists()

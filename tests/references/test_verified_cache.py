@@ -138,6 +138,19 @@ class _Sure:
         return np.tile([0.01, 0.99], (len(X), 1))
 
 
+def test_a_negation_added_or_removed_is_the_only_change_it_sees_as_one():
+    def toggled(a: str, b: str) -> bool:
+        (wa, ka), (wb, kb) = vt.without_negation(a), vt.without_negation(b)
+        return wa == wb and ka != kb
+
+    assert toggled("Why wasn't my top-up accepted?", "Why was my top-up accepted?")
+    assert toggled("I can't log in", "I can log in") and toggled("I won't pay", "I will pay")
+    assert toggled("Is it NOT safe?", "Is it safe?") and toggled("It doesn\u2019t work", "It does work")
+    assert not toggled("I can't log in", "I cannot log in")          # the same negation, written two ways
+    assert not toggled("Is there no fee?", "Is there a fee?")         # another word changed too
+    assert not toggled("Differentiate f(t) = 3*t^3", "Differentiate f(t) = 3t^3")   # no negation at all
+
+
 def test_vetoed_pairs_are_never_served_whatever_the_classifier_says():
     # The same query on both sides, and a classifier sure of a HIT: only the VETOES can say MISS.
     from pipeline.harness.interface import Pair
@@ -152,7 +165,8 @@ def test_vetoed_pairs_are_never_served_whatever_the_classifier_says():
     vetoed = [dict(same, system_prompt_b="Answer in French only."), dict(same, tools_b=other),
               dict(same, user_a="user-1", user_b="user-2"), dict(same, tenant_a="t-1", tenant_b="t-2"),
               dict(same, tool_choice_a="auto", tool_choice_b="none"), dict(same, status_a="refusal"),
-              dict(same, query_a=poem, query_b=poem), dict(same, tools_a=write, tools_b=write)]
+              dict(same, query_a=poem, query_b=poem), dict(same, tools_a=write, tools_b=write),
+              dict(same, query_a="My refund has not shown up. Where is it?", query_b="My refund has shown up. Where is it?")]
     X = [vf.pair_features(vt.request_view(Pair("k", **p)), fake_vector, fake_vector) for p in [same, *vetoed]]
     assert V.scores(_Sure(), X) == [0.99] + [0.0] * len(vetoed)
     assert V.vetoed(X).tolist() == [False] + [True] * len(vetoed)

@@ -53,6 +53,7 @@ def test_turns_system_prompt_and_tools():
 def test_features_are_request_only_and_in_the_vector():
     names = vf.feature_names()
     assert "chg_entity_swap" in names and "turns_differing" in names and "len_a" not in names
-    assert vf.FEATURE_VERSION == "3" and "scope_differ" in names and "stored_not_ok" in names
+    assert vf.FEATURE_VERSION == "4" and "scope_differ" in names and "stored_not_ok" in names
+    assert "negation_toggle_only" in names
     for banned in ("domain", "subcategory", "construction", "label", "source"):
         assert not any(banned in n for n in names)
