@@ -73,7 +73,7 @@ class DatasetsDir:
         given), read or not, sorted by path relative to the root (`<corpus>/<file>`): what a build
         over this folder depends on. A file is hashed once per process per (path, size, mtime): the
         build asks for every slot's corpus, the extract and the manifest."""
-        from pipeline.core.hashing import weights_file_sha256 as file_sha256
+        from pipeline.core.hashing import memo_file_sha256
 
         out = []
         for corpus in self.found():
@@ -81,7 +81,7 @@ class DatasetsDir:
                 continue
             for rel in self.files(corpus):
                 path = self.folder(corpus) / rel
-                out.append({"path": f"{corpus}/{rel}", "sha256": file_sha256(path), "size": path.stat().st_size})
+                out.append({"path": f"{corpus}/{rel}", "sha256": memo_file_sha256(path), "size": path.stat().st_size})
         return sorted(out, key=lambda e: e["path"])
 
     def manifest(self) -> list[dict[str, Any]]:

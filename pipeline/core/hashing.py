@@ -1,5 +1,6 @@
-"""Canonical JSON and the content hashes built from it; sha256 of files: plain (inputs whose bytes may change at any moment) and memoised per process
-on (path, size, mtime) for large model weights that are installed, never edited in place."""
+"""Canonical JSON and the content hashes built from it; sha256 of files: plain (read now) and memoised
+per process on (path, size, mtime) for large files one process asks about again and again (model
+weights and exports, the corpora of a datasets dir): an edit changes the mtime, so it is hashed again."""
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,9 @@ def _by_stat(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(path)
 
 
-def weights_file_sha256(path: str | Path) -> str:
-    """sha256 hex of a model file, hashed once per process per (path, size, mtime); every new
-    process re-hashes the bytes."""
+def memo_file_sha256(path: str | Path) -> str:
+    """sha256 hex of a file, hashed once per process per (path, size, mtime); every new process
+    re-hashes the bytes."""
     st = os.stat(path)
     return _by_stat(str(path), st.st_size, st.st_mtime_ns)
 

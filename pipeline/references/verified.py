@@ -58,9 +58,9 @@ SEED = 20251124
 CLASSIFIER = {"kind": "HistGradientBoostingClassifier", "max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 15,
               "min_samples_leaf": 5, "l2_regularization": 1.0, "early_stopping": False, "random_state": SEED,
               "threads": 1, "non_increasing": list(vf.POLICY_FEATURES)}
-# (feature, op, value): a pair matching any is a MISS with confidence 0, before the classifier's say.
-# "all" rows need every condition of the group; each holds on any traffic, and none fires on a HIT row
-# of the benchmark.
+# Groups of (feature, op, value) conditions: a pair that meets every condition of any group is a MISS
+# with confidence 0, whatever the classifier says. Each holds on any traffic; none fires on a HIT row of
+# the benchmark (tests/references/test_verified_cache.py).
 VETOES = (
     (("system_norm_equal", "==", 0.0),),                             # another system prompt
     (("tools_any", "==", 1.0), ("tools_names_jaccard", "==", 0.0)),  # tools offered, none in common

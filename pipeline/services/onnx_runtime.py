@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.core.errors import BuildError
-from pipeline.core.hashing import file_sha256, stable_hash, weights_file_sha256
+from pipeline.core.hashing import file_sha256, stable_hash, memo_file_sha256
 
 OPSET = 17
 EXPORT_VERSION = 1  # bump when the export wrapper below changes (it is part of runtime_id, so of the outputs)
@@ -90,7 +90,7 @@ RECORD = 2  # of export.json: 2 records every file and the recipe (1: model.onnx
 
 def _source_files(folder: Path) -> dict[str, str]:
     """sha256 of every file of the model folder an export is made from, by relative path."""
-    return {p.relative_to(folder).as_posix(): weights_file_sha256(p) for p in sorted(folder.rglob("*"))
+    return {p.relative_to(folder).as_posix(): memo_file_sha256(p) for p in sorted(folder.rglob("*"))
             if p.is_file() and "__pycache__" not in p.parts}
 
 
@@ -112,7 +112,7 @@ def fingerprint(target: Path) -> str:
     model and the recipe (the export is deterministic), and so is this. Files are hashed once per
     process per (path, size, mtime), as the weights are: a reference cache checks its export on
     every request it embeds."""
-    return stable_hash("onnx-export", {p.relative_to(target).as_posix(): weights_file_sha256(p)
+    return stable_hash("onnx-export", {p.relative_to(target).as_posix(): memo_file_sha256(p)
                                        for p in sorted(target.rglob("*")) if p.is_file()})
 
 
@@ -136,7 +136,7 @@ def _problem(target: Path, recipe: dict[str, Any]) -> str | None:
         return f"{odd} is {'missing' if odd in expected else 'not part of the export'}"
     for rel in sorted(expected):
         want = files[rel] if rel == "model.onnx" else recipe["source"][rel]
-        if files[rel] != want or weights_file_sha256(target / rel) != want:
+        if files[rel] != want or memo_file_sha256(target / rel) != want:
             return f"{rel} does not have the bytes it was exported with"
     return None
 

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from pipeline.core import settings
 from pipeline.core.config import ConfigError, check_keys, read_yaml
 from pipeline.core.errors import InputError
-from pipeline.core.hashing import weights_file_sha256
+from pipeline.core.hashing import memo_file_sha256
 from pipeline.services.llm.cached_provider import CachedProvider, LLMError, ReplayMissError, resolve_mode
 from pipeline.services.llm.models import JOIN_KEYS, gguf_path
 from pipeline.services.llm.stores import CacheStore, Clock, open_store
@@ -94,7 +94,7 @@ def load_llm_config(path: Path = LLM_CONFIG) -> LLMConfig:
 
 def gguf_identity(path: Path) -> str:
     """`gguf-sha256:<hex>` of a weights file (hashed once per process per file version)."""
-    return "gguf-sha256:" + weights_file_sha256(path)
+    return "gguf-sha256:" + memo_file_sha256(path)
 
 
 class LlamaCppProvider:
