@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from assets.groups import DIFFICULTY
 from pipeline.orchestration.resources import BuildSettings
 from pipeline.stages.difficulty import DifficultyResult, assign
-from pipeline.stages.hard_paraphrases import hard_share
+from pipeline.stages.hard_paraphrases import hard_share, made_from_real_request
 from pipeline.stages.values import SelectedRows, Similarities
 
 
@@ -57,7 +57,8 @@ def row_difficulty(selected_rows: SelectedRows, row_similarities: Similarities) 
     res = assign(row_similarities.sims, row_similarities.members, row_similarities.held_out, is_hit,
                  [r.split for r in rows])
     dist = {d: res.difficulty.count(d) for d in ("easy", "medium", "hard")}
-    hard = hard_share([r.candidate.domain for r in rows], is_hit, row_similarities.sims)
+    hard = hard_share([r.candidate.domain for r in rows], is_hit, row_similarities.sims,
+                      [made_from_real_request(r.candidate.source) for r in rows])
     res = replace(res, hard_paraphrases=hard)
     return Output(res, metadata={"kappa": round(res.kappa, 4), "distribution": MetadataValue.json(dist),
                                  "hard_paraphrases": MetadataValue.json(hard),

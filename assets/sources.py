@@ -141,11 +141,13 @@ def corpus_extract(context: AssetExecutionContext, build: BuildSettings, mined_p
 def extract_from(datasets, mined: MinedPairs):
     """(the extract's bytes, drops by reason) from a datasets dir and its mined pairs."""
     from domains import domain_names
-    from domains.corpora import extract as ex, realtraps
+    from domains.corpora import extract as ex, realtraps, rewordings
 
     traps, trap_drops = realtraps.candidates(datasets)
-    data, drops = ex.build(datasets, mined, domain_names(), corpus_file_hashes(datasets), traps)
+    reworded, rewording_drops = rewordings.candidates(datasets)
+    data, drops = ex.build(datasets, mined, domain_names(), corpus_file_hashes(datasets), traps + reworded)
     drops.update({f"traps:{k}": n for k, n in trap_drops.items()})
+    drops.update({f"rewordings:{k}": n for k, n in rewording_drops.items()})
     return data, drops
 
 

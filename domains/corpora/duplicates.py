@@ -177,9 +177,11 @@ def _modifier(word: str) -> bool:
     return word in POLARITY or word.endswith(_MODIFIER_SUFFIX) and len(word) > 4
 
 
-def duplicate_question_guard(a: str, b: str) -> str | None:
-    """Why two questions marked duplicates may still need different answers (a drop reason, see
-    the module docstring), or None."""
+def answer_token_guard(a: str, b: str) -> str | None:
+    """The answer-determining tokens of two requests differ (a drop reason), or None: the script,
+    the numbers, the named entities, a negation, the scope words and the polarity words (the first
+    checks of duplicate_question_guard; a curated rewording (domains.corpora.rewordings) must pass
+    them and may change everything else)."""
     if script(a) != script(b):
         return "script_differs"
     if number_set(a) != number_set(b):
@@ -197,6 +199,18 @@ def duplicate_question_guard(a: str, b: str) -> str | None:
         return "scope_differs"
     if (POLARITY & sa) != (POLARITY & sb) or bool(_FOR_AGAINST.search(" ".join(wa))) != bool(_FOR_AGAINST.search(" ".join(wb))):
         return "polarity_differs"
+    return None
+
+
+def duplicate_question_guard(a: str, b: str) -> str | None:
+    """Why two questions marked duplicates may still need different answers (a drop reason, see
+    the module docstring), or None."""
+    why = answer_token_guard(a, b)
+    if why is not None:
+        return why
+    ea, eb = entities(a) or [], entities(b) or []
+    wa, wb = words(a), words(b)
+    sa, sb = set(wa), set(wb)
     qa, qb = _questions(a), _questions(b)
     if qa != qb:
         return "question_type_differs"

@@ -9,7 +9,9 @@ the domain's policy:
   (domains.corpora.feeds), asked to fill EXTRACT_NEED rows per label (more than any profile takes,
   so selection, not the extract, decides the mix);
 - adversarial_perturbation from real requests: the open-world trap operators applied to real user
-  requests and corpus questions (domains.corpora.realtraps, passed in as `extra`).
+  requests and corpus questions (domains.corpora.realtraps, passed in as `extra`);
+- curated rewordings of real requests: the team's hard paraphrases of corpus requests, joined to the
+  corpora by record and hash (domains.corpora.rewordings, passed in as `extra` after the traps).
 Each line: `{"corpus", "corpus_files": [{"path", "sha256"}], "licence", "rule", "row": {...}}`, where
 `rule` names what made the pair ("<method>/<generator>/<template or operator>") and `row` is the
 candidate (every Candidate field, provenance included). Lines are canonical JSON (sorted keys), in

@@ -9,6 +9,7 @@ construction method and provenance:
 |---|---|---|
 | `adversarial_perturbation` | `operator:<operator>` | the perturbation operator, across domains |
 | `real_traffic_mined` | `mining:<template_id>` | the mining rule (`Provenance.template_id`) |
+| `curated`, template `real_rewording` | `corpus:<source>` | the corpus whose requests the team reworded (with its corpus rows) |
 | `existing_benchmark` | `corpus:<source>` | the source corpus |
 | `intent_bottom_up` from a corpus | `corpus:<source>` | the source corpus |
 | `lm_generated` | `lm:<prompt kind>:<domain>/<family>` | the LM prompt (template id without its `.vN`) and the item family |
@@ -96,6 +97,8 @@ def group_key(c: Candidate) -> str:
         return f"operator:{p.operator}"
     if m == "real_traffic_mined" and p.template_id:
         return f"mining:{p.template_id}"
+    if p.template_id == "real_rewording":       # the team's rewordings of a corpus's requests: that corpus's group
+        return f"corpus:{c.source}"
     if m == "existing_benchmark" or (m == "intent_bottom_up" and c.source != "curated"):
         return f"corpus:{c.source}"
     if m == "lm_generated":

@@ -17,7 +17,12 @@ Selection per (domain, label) cell:
    come first inside their method and fill the cell right after the mined rows, before the mix
    shares the rest: the corpus and intent rows that joined the published build are nearly all
    close in wording, and at their weights they displaced 45 of 51 hard rewordings (hard HIT rows
-   fell from 16.1% to 9.4%).
+   fell from 16.1% to 9.4%). The team's rewordings of real requests (`real_rewording`,
+   domains.corpora.rewordings) are such rows too, and come before the curated ones: a real request
+   is what the specification's mix wants first for external validity. They fill at most 3/5 of a
+   cell (REAL_REWORDING_SHARE; the rest are surplus), so that a cell keeps paraphrases of other
+   kinds and methods, easier ones among them: real traffic holds both, and a cell of hard
+   rewordings alone would be one generating group in one split.
 
 Splits (pipeline/stages/groups.py) measure transfer: every row's generating group (template family,
 operator, mining rule, corpus) falls wholly in one split, test holds only groups train never saw,
@@ -37,7 +42,23 @@ __all__ = ["apportion", "assign_splits", "group_key", "request_key", "select", "
 
 
 PREFERRED = ("real_traffic_mined",)  # methods that fill a cell before the mix shares the rest (see 2. above)
-FIRST_TEMPLATES = frozenset({"hard_rewording"})  # templates a method offers first (see 3. above)
+# Templates a method offers first (see 3. above), in this order: the team's rewordings of real requests,
+# then the curated hard rewordings of its own seeds.
+FIRST_TEMPLATES = ("real_rewording", "hard_rewording")
+
+
+REAL_REWORDING = FIRST_TEMPLATES[0]
+REAL_REWORDING_SHARE = (3, 5)   # real rewordings fill at most 3/5 of a cell (see 3. above)
+
+
+def real_rewording_cap(quota: int) -> int:
+    """How many real rewordings a cell of `quota` rows takes at most."""
+    return quota * REAL_REWORDING_SHARE[0] // REAL_REWORDING_SHARE[1]
+
+
+def _first_rank(c: Candidate) -> int:
+    t = c.provenance.template_id
+    return FIRST_TEMPLATES.index(t) if t in FIRST_TEMPLATES else len(FIRST_TEMPLATES)
 
 
 @dataclass(frozen=True)
@@ -61,9 +82,13 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
     by_method: dict[str, list[Candidate]] = defaultdict(list)
     for c in sorted(candidates, key=lambda c: c.key):
         by_method[c.construction_method].append(c)
-    for method, items in by_method.items():
+    for method, items in list(by_method.items()):
         stable_rng("select", domain, label, method).shuffle(items)
-        items.sort(key=lambda c: c.provenance.template_id not in FIRST_TEMPLATES)   # stable: the shuffle stays
+        items.sort(key=_first_rank)   # stable: the shuffle stays
+        real = [c for c in items if c.provenance.template_id == REAL_REWORDING]
+        if len(real) > real_rewording_cap(quota):     # the rest are surplus (see 3. above)
+            drop = {c.key for c in real[real_rewording_cap(quota):]}
+            by_method[method] = [c for c in items if c.key not in drop]
     weights = {m: float(method_mix.get(m, 0)) for m in method_mix if m in by_method and m not in PREFERRED}
     weights.update({m: 1.0 for m in sorted(by_method) if m not in weights and m not in PREFERRED})  # unknown methods count
     first: dict[str, int] = {}

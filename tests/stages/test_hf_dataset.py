@@ -90,13 +90,16 @@ def test_datasets_loads_it_offline(files, tmp_path, monkeypatch):
     from datasets import load_dataset
 
     folder = str(tmp_path / "hf")
-    bench = load_dataset(folder)
+    # a cache of this test's own: HF_HOME is read when datasets is first imported, which another test of the
+    # process may have done, and the default cache keeps an earlier build of a folder with the same layout
+    cache = str(tmp_path / "hf-cache")
+    bench = load_dataset(folder, cache_dir=cache)
     _, splits, *_ = _inputs()   # split sizes: the profile's within the whole-group tolerance (pipeline/stages/groups.py)
     n = {k: len(v) for k, v in splits.items()}
     assert set(bench) == {"train", "validation"} and len(bench["train"]) == n["train"] and len(bench["validation"]) == n["dev"]
     assert bench["train"].features["label"].dtype == "string"
-    test = load_dataset(folder, "test")["test"]
+    test = load_dataset(folder, "test", cache_dir=cache)["test"]
     assert len(test) == n["test"] and "label" not in test.column_names
-    assert len(load_dataset(folder, "test_labels")["test"]) == n["test"]
-    direct = load_dataset("parquet", data_files={"train": str(tmp_path / "hf" / SPLIT_FILES["train"])})
+    assert len(load_dataset(folder, "test_labels", cache_dir=cache)["test"]) == n["test"]
+    direct = load_dataset("parquet", data_files={"train": str(tmp_path / "hf" / SPLIT_FILES["train"])}, cache_dir=cache)
     assert direct["train"]["id"] == bench["train"]["id"]

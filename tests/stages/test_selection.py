@@ -5,7 +5,7 @@ import pytest
 
 from domains.base import Candidate, Outcome, Provenance
 from pipeline.core.config import Profile
-from pipeline.stages.selection import apportion, assign_splits, request_key, select, select_cell
+from pipeline.stages.selection import apportion, assign_splits, group_key, request_key, select, select_cell
 
 MIX = {"real_traffic_mined": 520, "lm_generated": 490, "adversarial_perturbation": 473, "intent_bottom_up": 338,
        "existing_benchmark": 179, "curated": 1}
@@ -108,3 +108,32 @@ def test_hard_rewordings_fill_the_cell_after_mined_rows_and_before_the_mix():
     assert used["existing_benchmark"] + used["intent_bottom_up"] == 5 and len(chosen) == 12
     few, used = select_cell("qa_open", "PARA_SAFE", 4, cands, MIX)     # a small cell: mined, then hard rewordings
     assert used["real_traffic_mined"] == 2 and used["curated"] == 2 and len(few) == 4
+
+
+def test_rewordings_of_real_requests_come_before_the_curated_hard_rewordings():
+    def curated(i: int, template: str) -> Candidate:
+        c = cand(i, label="PARA_SAFE", domain="conversational")
+        return c.with_(provenance=Provenance("t", "1", template_id=template))
+
+    cands = ([curated(i, "hard_rewording") for i in range(6)] + [curated(10 + i, "real_rewording") for i in range(4)]
+             + [curated(20 + i, "rewording") for i in range(6)])
+    chosen, used = select_cell("conversational", "PARA_SAFE", 7, cands, MIX)
+    assert [c.provenance.template_id for c in chosen] == ["real_rewording"] * 4 + ["hard_rewording"] * 3
+    few, _ = select_cell("conversational", "PARA_SAFE", 3, cands, MIX)   # at most 3/5 of a cell: 1 of 3
+    assert [c.provenance.template_id for c in few] == ["real_rewording"] + ["hard_rewording"] * 2
+
+
+def test_real_rewordings_fill_at_most_three_fifths_of_a_cell():
+    def curated(i: int, template: str) -> Candidate:
+        c = cand(i, label="PARA_SAFE", domain="qa_open")
+        return c.with_(provenance=Provenance("t", "1", template_id=template))
+
+    cands = [curated(i, "real_rewording") for i in range(20)] + [curated(100 + i, "rewording") for i in range(20)]
+    chosen, _ = select_cell("qa_open", "PARA_SAFE", 10, cands, MIX)
+    assert sum(c.provenance.template_id == "real_rewording" for c in chosen) == 6 and len(chosen) == 10
+
+
+def test_real_rewordings_group_with_their_corpus():
+    c = cand(1, label="PARA_SAFE", domain="qa_open").with_(source="qqp", provenance=Provenance("t", "1", template_id="real_rewording"))
+    other = cand(2, label="PARA_SAFE", domain="qa_open", method="existing_benchmark").with_(source="qqp")
+    assert group_key(c) == group_key(other) == "corpus:qqp"
