@@ -137,3 +137,18 @@ def test_real_rewordings_group_with_their_corpus():
     c = cand(1, label="PARA_SAFE", domain="qa_open").with_(source="qqp", provenance=Provenance("t", "1", template_id="real_rewording"))
     other = cand(2, label="PARA_SAFE", domain="qa_open", method="existing_benchmark").with_(source="qqp")
     assert group_key(c) == group_key(other) == "corpus:qqp"
+
+
+def test_real_rewordings_never_displace_lm_rows():
+    def curated(i: int, template: str) -> Candidate:
+        c = cand(i, label="PARA_SAFE", domain="qa_factual")
+        return c.with_(provenance=Provenance("t", "1", template_id=template))
+
+    others = ([curated(100 + i, "rewording") for i in range(10)]
+              + [cand(200 + i, label="PARA_SAFE", method="lm_generated", domain="qa_factual") for i in range(10)]
+              + [cand(300 + i, label="PARA_SAFE", method="existing_benchmark", domain="qa_factual") for i in range(10)])
+    _, before = select_cell("qa_factual", "PARA_SAFE", 10, others, MIX)
+    real = [curated(i, "real_rewording") for i in range(6)]
+    chosen, after = select_cell("qa_factual", "PARA_SAFE", 10, real + others, MIX)
+    assert after["lm_generated"] == before["lm_generated"] > 0 and len(chosen) == 10
+    assert sum(c.provenance.template_id == "real_rewording" for c in chosen) == 10 - before["lm_generated"]
