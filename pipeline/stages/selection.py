@@ -86,13 +86,13 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
     by_method: dict[str, list[Candidate]] = defaultdict(list)
     for c in sorted(candidates, key=lambda c: c.key):
         by_method[c.construction_method].append(c)
+    cap = real_rewording_cap(quota)
     for method, items in list(by_method.items()):
         stable_rng("select", domain, label, method).shuffle(items)
         items.sort(key=_first_rank)   # stable: the shuffle stays
-        real = [c for c in items if c.provenance.template_id == REAL_REWORDING]
-        if len(real) > real_rewording_cap(quota):     # the rest are surplus (see 3. above)
-            drop = {c.key for c in real[real_rewording_cap(quota):]}
-            by_method[method] = [c for c in items if c.key not in drop]
+        surplus = {c.key for c in [c for c in items if c.provenance.template_id == REAL_REWORDING][cap:]}
+        if surplus:     # real rewordings beyond the cap (see 3. above)
+            by_method[method] = [c for c in items if c.key not in surplus]
     counts, order = _counts(by_method, quota, method_mix)
     if any(c.provenance.template_id == REAL_REWORDING for items in by_method.values() for c in items):
         # Real rewordings take the place of other methods' rows, never of KEPT_BESIDE_REWORDINGS's (see 3. above):
