@@ -40,34 +40,35 @@ def smoke_cache(tmp_path_factory) -> Path:
 # built once), except the modules and tests in SHARED, which share more than a module and form one
 # group each.
 # Groups are handed out longest first (HEAVY, then every module holding a `slow` test, then the rest
-# in collection order) so that no long test starts last. Each worker also
-# has a cache root of its own (pytest_configure): SQLite caches written by several processes at once
-# were once found damaged, and two workers would be two such processes.
+# in collection order) so that no long test starts last. Both workers use the one cache root: the caches
+# are made for several processes at once (SQLite in WAL mode with a busy timeout, a failed write
+# skipped, exports and unpacked models renamed into place; a `cacheeval check` alone runs process pools
+# that read and write its embedding cache), and a root per worker made the corpora build wait for the
+# check and the extract's mining on one worker (31 min of 2,252 tests there, benchmarks/ci_time.md).
 # (xdist's own `loadgroup` reads `xdist_group` marks by rewriting Item._nodeid, which pytest 9 no
 # longer reads: the scheduler below groups by the test's file instead, and needs no marks.)
 
 SHARED = {
-    # the session's smoke_cache: the first builds the smoke profile cold, the others run warm
+    # the session's smoke_cache: tests/e2e/test_build.py builds the smoke profile cold once, the others
+    # run warm
     "smoke": ("e2e/test_build.py", "e2e/test_ui_browser.py", "references/test_reference_reports.py"),
-    # `cacheeval check` rebuilds the committed benchmark and the 2026-Q4 slice in the worker's cache
-    # root; the in-process 2026-Q4 rebuild then finds every step of the slice in the step cache
+    # `cacheeval check` rebuilds the committed benchmark and the 2026-Q4 slice in the cache root; the
+    # in-process 2026-Q4 rebuild then finds every step of the slice in the step cache
     # (pipeline/orchestration/step_cache.py: the same code and inputs), and the verified cache (those
     # rows, the same models) runs warm. Apart, each repeated the check's work cold (1,898 s and 430 s
-    # on a loaded machine).
-    # The extract command and the mining test mine the real corpora (the second finds MiniLM's vectors
-    # in the worker's cache; prepare_shard and corpus_extract in its step cache: a corpora build then
-    # serves them), and a corpora build is the committed benchmark (tests/e2e/test_corpora_build.py):
-    # after the check, its every step is served from the step cache. Apart, a corpora build repeated
-    # the check's work cold and ran out of its 2,400 s on a loaded machine; with the two mining tests
-    # on the other worker (each worker mining cold), the suite took 38.3 min instead of 37.7
-    # (benchmarks/ci_time.md).
-    "committed": ("domains/test_extract.py::test_the_extract_command_regenerates_the_committed_file_byte_for_byte",
-                  "domains/test_mining.py::test_real_corpora_yield_pairs",
-                  "e2e/test_committed_outputs.py", "e2e/test_corpora_build.py", "e2e/test_evolving_quarter.py",
-                  "references/test_verified_cache.py"),
+    # on a loaded machine). A corpora build is the committed benchmark (tests/e2e/test_corpora_build.py):
+    # it comes last, when the check has filled the build's steps and `mining` (on the other worker)
+    # the mined shards, and every step is served; run alone, it mines and builds cold.
+    "committed": ("e2e/test_committed_outputs.py", "e2e/test_evolving_quarter.py", "references/test_verified_cache.py",
+                  "e2e/test_corpora_build.py"),
+    # The extract command and the mining test mine the real corpora: the second finds MiniLM's vectors
+    # in the cache root, prepare_shard and corpus_extract in its step cache. They share nothing with
+    # the check, so they run beside it.
+    "mining": ("domains/test_extract.py::test_the_extract_command_regenerates_the_committed_file_byte_for_byte",
+               "domains/test_mining.py::test_real_corpora_yield_pairs"),
 }
 # The longest groups first, so that none starts last.
-HEAVY = ("committed", "smoke")
+HEAVY = ("committed", "mining", "smoke")
 _GROUP_OF = {module: group for group, modules in SHARED.items() for module in modules}
 
 
@@ -76,15 +77,6 @@ def xdist_group(nodeid: str) -> str:
     module's path under tests/."""
     module, _, test = nodeid.removeprefix("tests/").partition("::")
     return _GROUP_OF.get(f"{module}::{test.split('[', 1)[0]}") or _GROUP_OF.get(module, module)
-
-
-def pytest_configure(config):
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker and worker != "gw0":
-        from pipeline.core import settings
-
-        root = settings.cache_root()  # the first worker keeps the usual one (warm on a developer's machine)
-        os.environ[settings.CACHE_DIR] = str(root.with_name(f"{root.name}-{worker}"))
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -108,8 +100,13 @@ def pytest_collection_modifyitems(config, items):
     groups = {item.nodeid: xdist_group(item.nodeid) for item in items}
     slow = {groups[item.nodeid] for item in items if item.get_closest_marker("slow")}
 
-    def rank(item: pytest.Item) -> tuple[int, int]:
+    def rank(item: pytest.Item) -> tuple[int, int, int]:
         group = groups[item.nodeid]
-        return (0, HEAVY.index(group)) if group in HEAVY else (1, 0) if group in slow else (2, 0)
+        if group in HEAVY:  # and within a SHARED group, in the order it names its modules
+            module, _, test = item.nodeid.removeprefix("tests/").partition("::")
+            named = SHARED.get(group, ())
+            at = next((i for i, m in enumerate(named) if m in (module, f"{module}::{test.split('[', 1)[0]}")), 0)
+            return (0, HEAVY.index(group), at)
+        return (1, 0, 0) if group in slow else (2, 0, 0)
 
     items.sort(key=rank)  # stable: within a group and a rank, the collection order

@@ -54,8 +54,8 @@ def test_no_folder_is_a_package_that_shadows_the_project():
 
 
 def test_every_shared_xdist_group_names_a_test_that_exists(request):
-    # tests/conftest.py hands each SHARED group to one worker (one cache root); a renamed module or
-    # test would silently leave its group and repeat the group's work cold on the other worker.
+    # tests/conftest.py hands each SHARED group to one worker, in the order it names its modules; a
+    # renamed module or test would silently leave its group and repeat the group's work cold.
     conftest = next(p for p in request.config.pluginmanager.get_plugins()
                     if str(getattr(p, "__file__", "")) == str(TESTS / "conftest.py"))
     for group, entries in conftest.SHARED.items():

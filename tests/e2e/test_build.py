@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -32,7 +33,29 @@ def cache_dir(smoke_cache) -> Path:
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory, cache_dir) -> Path:
+def cold(tmp_path_factory, cache_dir) -> SimpleNamespace:
+    """The module's one cold build (test_byte_identical_with_cold_cache reads it): the smoke profile
+    by the CLI, every vector computed, through a damaged embedding cache, with one embedding worker,
+    under hash seed 0 and another time zone. It goes into the session's smoke cache, which is empty
+    when this module is the first to build the smoke profile (as in CI), so the in-process build of
+    `smoke` and the other tests of the `smoke` group (tests/conftest.py) then run warm from it; if
+    another test filled that cache first, the cold build gets a folder of its own. The folder is
+    named by --cache-dir alone (no CACHEEVAL_CACHE_DIR), and every cache goes there."""
+    cache = cache_dir if not any(cache_dir.iterdir()) else tmp_path_factory.mktemp("cold-cache")
+    out = tmp_path_factory.mktemp("cold")
+    damaged = cache / "embeddings.sqlite"
+    damaged.write_bytes(random.Random(11).randbytes(1 << 16))
+    env = {k: v for k, v in os.environ.items() if k != "CACHEEVAL_CACHE_DIR"}
+    proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--out", str(out), "--cache-dir", str(cache)], cwd=ROOT,
+                          env={**env, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0", "TZ": "America/Los_Angeles",
+                               "CACHEEVAL_WORKERS": "1"}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return SimpleNamespace(out=out, cache=cache, damaged=damaged, stderr=proc.stderr)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, cache_dir, cold) -> Path:
+    """The smoke profile built in this process (Dagster in process), after `cold` filled the cache."""
     out = tmp_path_factory.mktemp("smoke")
     run_build("smoke", out, None, cache_dir)
     return out
@@ -91,31 +114,23 @@ def test_byte_identical_under_seed_timezone_locale_cwd(smoke, cache_dir, tmp_pat
 
 @pytest.mark.slow
 @pytest.mark.models
-def test_byte_identical_with_cold_cache(smoke, tmp_path):
-    # Cold, through a damaged embedding cache, and with one embedding worker where the fixture used one
-    # per CPU: the same bytes. The cache folder holds only random bytes where the embeddings' SQLite
-    # file belongs: the build sets it aside with one warning and computes every vector again. The
-    # folder is named by --cache-dir alone (no CACHEEVAL_CACHE_DIR), and every cache goes there.
-    out, cache = tmp_path / "c", tmp_path / "cold-cache"
-    cache.mkdir()
-    damaged = cache / "embeddings.sqlite"
-    damaged.write_bytes(random.Random(11).randbytes(1 << 16))
-    env = {k: v for k, v in os.environ.items() if k != "CACHEEVAL_CACHE_DIR"}
-    proc = subprocess.run([*CLI, "build", "--profile", "smoke", "--out", str(out), "--cache-dir", str(cache)], cwd=ROOT,
-                          env={**env, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0", "TZ": "America/Los_Angeles",
-                               "CACHEEVAL_WORKERS": "1"}, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert digest(out) == digest(smoke)
-    assert len([line for line in proc.stderr.splitlines() if line.startswith(f"warning: {damaged}")]) == 1
-    assert (cache / "embeddings.sqlite.corrupt-1").read_bytes() == random.Random(11).randbytes(1 << 16)
-    assert {p.name for p in cache.iterdir()} >= {"embeddings.sqlite", "sandbox.sqlite", "build_times.json"}
+def test_byte_identical_with_cold_cache(cold, smoke):
+    # Cold (every vector computed, through a damaged embedding cache, one embedding worker) and warm
+    # (every step served from what the cold build cached, in process, another hash seed and time zone):
+    # the same bytes. The damaged file (random bytes where the embeddings' SQLite file belongs) is set
+    # aside with one warning. That a vector does not depend on how the texts are split over workers is
+    # tests/services/test_embed_runtime.py's, bit for bit.
+    assert digest(cold.out) == digest(smoke)
+    assert len([line for line in cold.stderr.splitlines() if line.startswith(f"warning: {cold.damaged}")]) == 1
+    assert (cold.cache / "embeddings.sqlite.corrupt-1").read_bytes() == random.Random(11).randbytes(1 << 16)
+    assert {p.name for p in cold.cache.iterdir()} >= {"embeddings.sqlite", "sandbox.sqlite", "build_times.json"}
     # Progress: a line per domain, per stage, and per embedder (its counts, rate and time left).
-    assert "[10/10] multilingual: generated and verified" in proc.stderr
+    assert "[10/10] multilingual: generated and verified" in cold.stderr
     # The outputs job's steps, counted: build_manifest among them, and the last one numbered N/N.
-    assert re.search(r"\[\d+/\d+\] build_manifest done", proc.stderr)
-    assert re.search(r"\[(\d+)/\1\] \w+ done", proc.stderr)
-    assert re.search(r"embed mpnet_base: \d+/\d+ texts, \d+/s, \d+s elapsed, ~\d+s left", proc.stderr)
-    times = json.loads((tmp_path / "cold-cache" / "build_times.json").read_text())
+    assert re.search(r"\[\d+/\d+\] build_manifest done", cold.stderr)
+    assert re.search(r"\[(\d+)/\1\] \w+ done", cold.stderr)
+    assert re.search(r"embed mpnet_base: \d+/\d+ texts, \d+/s, \d+s elapsed, ~\d+s left", cold.stderr)
+    times = json.loads((cold.cache / "build_times.json").read_text())
     assert times["smoke"]["row_similarities"] > 0
 
 
