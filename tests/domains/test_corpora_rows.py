@@ -237,10 +237,35 @@ def test_intent_mapping_from_canonical_frames(fixtures):
             assert sum(fa["slots"][k] != fb["slots"][k] for k in fa["slots"]) == 1
 
 
+def test_no_committed_slot_change_is_one_a_reader_took_for_none():
+    # Every one-slot change in the committed extract (what the build's intent rows come from) names two
+    # things, by the frame the label was decided from: no pair of SAME_VALUE's families is left in it.
+    from domains.corpora import extract as ex
+    from pipeline.core.paths import EXTRACT
+
+    changes = 0
+    for c in ex.parse(EXTRACT.read_bytes(), str(EXTRACT)).candidates:
+        if c.construction_method != "intent_bottom_up" or c.label not in ("ADVERSARIAL", "RELATED_UNSAFE"):
+            continue
+        fa, fb = json.loads(c.expected_answer_a), json.loads(c.expected_answer_b)
+        if fa["intent"] != fb["intent"] or fa["slots"].keys() != fb["slots"].keys():
+            continue
+        changed = [k for k in fa["slots"] if fa["slots"][k] != fb["slots"][k]]
+        if len(changed) != 1:  # a localised translation (several values, another language)
+            continue
+        slot = changed[0]
+        changes += 1
+        assert not intents.same_value(slot, fa["slots"][slot], fb["slots"][slot]), (c.query_a, c.query_b)
+    assert changes > 50
+
+
 def test_slot_values_and_massive_cross_language(fixtures):
     assert not intents.clearly_different("seven am", "7 am")
     assert not intents.clearly_different("paris", "paris france")
     assert intents.clearly_different("seven am", "eight am")
+    assert intents.same_value("order_type", "take-out", "takeaway") and intents.same_value("player_setting", "resume", "continue")
+    assert not intents.same_value("order_type", "takeaway", "delivery") and not intents.same_value("place_name", "dunia", "nairobi")
+    assert not intents.same_value("date", "resume", "continue")  # a family holds for its slot only
     ml, drops = corpus_build(ctx("multilingual", fixtures), "intent_bottom_up")
     assert drops["translation_without_localised_value"] > 0
     cross = [c for c in ml if c.verification_payload.get("lang_a", c.verification_payload.get("underlying_payload", {}).get("lang_a")) == "en"]
