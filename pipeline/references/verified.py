@@ -36,6 +36,7 @@ Standard library at import; numpy, scikit-learn and the embedders load inside fu
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -148,18 +149,33 @@ def _gold(rows: Sequence[Any]) -> list[int]:
     return [int((r["binary_label"] if isinstance(r, Mapping) else r.binary_label) == "HIT") for r in rows]
 
 
+@functools.lru_cache(maxsize=None)
+def _threadpools():
+    """threadpoolctl's view of the thread pools (BLAS, and the OpenMP runtime scikit-learn's trees run
+    on, loaded first), found once per process: `threadpool_limits(n)` looks for every loaded library
+    again each time it is entered, which cost a stream run 19 CPU-s of its lookups' predictions."""
+    from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - loads its OpenMP runtime
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _limited():
+    """The classifier's thread limit (CLASSIFIER["threads"]) while a block runs."""
+    return _threadpools().limit(limits=CLASSIFIER["threads"])
+
+
 def fit(X: Sequence[Sequence[float]], y: Sequence[int]):
     """The gradient-boosted verifier (CLASSIFIER) fitted on the rows of X that pass the recall gate."""
     import numpy as np
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from threadpoolctl import threadpool_limits
 
     params = {k: v for k, v in CLASSIFIER.items() if k not in ("kind", "threads", "non_increasing")}
     down = set(CLASSIFIER["non_increasing"])
     clf = HistGradientBoostingClassifier(**params, monotonic_cst=[-1 if n in down else 0 for n in vf.feature_names()])
     Xa = np.asarray(X, dtype=np.float64)
     keep = Xa[:, _gate_index()] >= GATE
-    with threadpool_limits(CLASSIFIER["threads"]):
+    with _limited():
         clf.fit(Xa[keep], np.asarray(y)[keep])
     return clf
 
@@ -188,12 +204,10 @@ def scores(clf, X: Sequence[Sequence[float]]) -> list[float]:
     """P(HIT) per row, rounded to 6 decimals; 0.0 for a row below the recall gate or vetoed (VETOES)."""
     import numpy as np
 
-    from threadpoolctl import threadpool_limits
-
     Xa = np.asarray(X, dtype=np.float64)
     if not len(Xa):
         return []
-    with threadpool_limits(CLASSIFIER["threads"]):
+    with _limited():
         p = clf.predict_proba(Xa)[:, 1]
     gate = (Xa[:, _gate_index()] >= GATE) & ~vetoed(Xa)
     return [round(float(x), 6) if g else 0.0 for x, g in zip(p, gate)]

@@ -57,3 +57,21 @@ def test_features_are_request_only_and_in_the_vector():
     assert "negation_toggle_only" in names
     for banned in ("domain", "subcategory", "construction", "label", "source"):
         assert not any(banned in n for n in names)
+
+
+def test_the_classifier_runs_its_trees_and_blas_on_the_threads_it_declares():
+    # fit and scores enter one ThreadpoolController's limit (found once per process): every pool it
+    # limits, scikit-learn's OpenMP among them, runs CLASSIFIER["threads"] inside, and is back after.
+    from threadpoolctl import threadpool_info
+
+    from pipeline.references import verified
+
+    def pools() -> dict:
+        return {(i["internal_api"], i["filepath"]): i["num_threads"] for i in threadpool_info()}
+
+    before = pools()
+    with verified._limited():
+        inside = pools()
+    assert "openmp" in {api for api, _ in inside}
+    assert set(inside.values()) == {verified.CLASSIFIER["threads"]}
+    assert {k: n for k, n in pools().items() if k in before} == before
