@@ -12,7 +12,7 @@ import pytest
 from domains import get_domain
 from domains.base import GenContext
 from domains.base import normalize_text
-from domains.corpora import benchmarks, bfcl, common, intents, licences
+from domains.corpora import benchmarks, bfcl, common, intents, licences, slot_values
 from domains.corpora.feeds import corpus_build, mapping_build
 from sources.base import IntentRecord, ToolRecord
 from domains.verify import verify
@@ -239,7 +239,7 @@ def test_intent_mapping_from_canonical_frames(fixtures):
 
 def test_no_committed_slot_change_is_one_a_reader_took_for_none():
     # Every one-slot change in the committed extract (what the build's intent rows come from) names two
-    # things, by the frame the label was decided from: no pair of SAME_VALUE's families is left in it.
+    # things, by the frame the label was decided from: no pair of slot_values.SAME_VALUE's families is left in it.
     from domains.corpora import extract as ex
     from pipeline.core.paths import EXTRACT
 
@@ -255,7 +255,7 @@ def test_no_committed_slot_change_is_one_a_reader_took_for_none():
             continue
         slot = changed[0]
         changes += 1
-        assert not intents.same_value(slot, fa["slots"][slot], fb["slots"][slot]), (c.query_a, c.query_b)
+        assert not slot_values.same_value(slot, fa["slots"][slot], fb["slots"][slot]), (c.query_a, c.query_b)
     assert changes > 50
 
 
@@ -263,9 +263,9 @@ def test_slot_values_and_massive_cross_language(fixtures):
     assert not intents.clearly_different("seven am", "7 am")
     assert not intents.clearly_different("paris", "paris france")
     assert intents.clearly_different("seven am", "eight am")
-    assert intents.same_value("order_type", "take-out", "takeaway") and intents.same_value("player_setting", "resume", "continue")
-    assert not intents.same_value("order_type", "takeaway", "delivery") and not intents.same_value("place_name", "dunia", "nairobi")
-    assert not intents.same_value("date", "resume", "continue")  # a family holds for its slot only
+    assert slot_values.same_value("order_type", "take-out", "takeaway") and slot_values.same_value("player_setting", "resume", "continue")
+    assert not slot_values.same_value("order_type", "takeaway", "delivery") and not slot_values.same_value("place_name", "dunia", "nairobi")
+    assert not slot_values.same_value("date", "resume", "continue")  # a family holds for its slot only
     ml, drops = corpus_build(ctx("multilingual", fixtures), "intent_bottom_up")
     assert drops["translation_without_localised_value"] > 0
     cross = [c for c in ml if c.verification_payload.get("lang_a", c.verification_payload.get("underlying_payload", {}).get("lang_a")) == "en"]
