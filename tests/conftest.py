@@ -69,14 +69,21 @@ SHARED = {
 }
 # The longest groups first, so that none starts last.
 HEAVY = ("committed", "mining", "smoke")
-_GROUP_OF = {module: group for group, modules in SHARED.items() for module in modules}
+_GROUP_OF = {entry: group for group, entries in SHARED.items() for entry in entries}
+_POSITION = {entry: i for entries in SHARED.values() for i, entry in enumerate(entries)}
+
+
+def _shared_entry(nodeid: str) -> str | None:
+    """The SHARED entry naming a test (<module>::<test> before <module>), or None."""
+    module, _, test = nodeid.removeprefix("tests/").partition("::")
+    return next((e for e in (f"{module}::{test.split('[', 1)[0]}", module) if e in _GROUP_OF), None)
 
 
 def xdist_group(nodeid: str) -> str:
     """The group of a test: the SHARED group that names it (<module>::<test>) or its module, else its
     module's path under tests/."""
-    module, _, test = nodeid.removeprefix("tests/").partition("::")
-    return _GROUP_OF.get(f"{module}::{test.split('[', 1)[0]}") or _GROUP_OF.get(module, module)
+    entry = _shared_entry(nodeid)
+    return _GROUP_OF[entry] if entry else nodeid.removeprefix("tests/").partition("::")[0]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -102,11 +109,8 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item: pytest.Item) -> tuple[int, int, int]:
         group = groups[item.nodeid]
-        if group in HEAVY:  # and within a SHARED group, in the order it names its modules
-            module, _, test = item.nodeid.removeprefix("tests/").partition("::")
-            named = SHARED.get(group, ())
-            at = next((i for i, m in enumerate(named) if m in (module, f"{module}::{test.split('[', 1)[0]}")), 0)
-            return (0, HEAVY.index(group), at)
+        if group in HEAVY:  # and within a SHARED group, in the order it names its entries
+            return (0, HEAVY.index(group), _POSITION.get(_shared_entry(item.nodeid) or "", 0))
         return (1, 0, 0) if group in slow else (2, 0, 0)
 
     items.sort(key=rank)  # stable: within a group and a rank, the collection order

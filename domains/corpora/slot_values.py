@@ -32,16 +32,26 @@ SAME_VALUE: dict[str, tuple[frozenset[str], ...]] = {
 }
 
 
+def changed_slot(c: Candidate) -> tuple[str, Any, Any] | None:
+    """(slot, value in A, value in B) when the candidate's two frames (its expected answers, the
+    canonical frames its label was decided from) have one intent and one set of slots, and exactly
+    one slot's value differs; None otherwise (another intent, a localised translation)."""
+    fa, fb = json.loads(c.expected_answer_a), json.loads(c.expected_answer_b)
+    sa, sb = fa.get("slots", {}), fb.get("slots", {})
+    if fa.get("intent") != fb.get("intent") or sa.keys() != sb.keys():
+        return None
+    changed = [k for k in sa if sa[k] != sb[k]]
+    return (changed[0], sa[changed[0]], sb[changed[0]]) if len(changed) == 1 else None
+
+
 def without_same_values(picked: list[Candidate], drops: Counter) -> list[Candidate]:
     """The picked candidates but those whose one changed slot stays within a SAME_VALUE family
     (`slot_values_synonyms`). They are dropped after the pick, not from its pools: a pool's shuffle
     and the texts each pick uses up stay what they were, so no other pair of the extract changes."""
     out = []
     for c in picked:
-        fa, fb = json.loads(c.expected_answer_a), json.loads(c.expected_answer_b)
-        changed = [k for k in fa.get("slots", {}) if fa["slots"][k] != fb.get("slots", {}).get(k)]
-        if (fa.get("intent") == fb.get("intent") and fa.get("slots", {}).keys() == fb.get("slots", {}).keys()
-                and len(changed) == 1 and same_value(changed[0], fa["slots"][changed[0]], fb["slots"][changed[0]])):
+        change = changed_slot(c)
+        if change is not None and same_value(*change):
             drops["slot_values_synonyms"] += 1
             continue
         out.append(c)

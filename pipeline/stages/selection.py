@@ -90,7 +90,7 @@ def select_cell(domain: str, label: str, quota: int, candidates: Sequence[Candid
     for method, items in list(by_method.items()):
         stable_rng("select", domain, label, method).shuffle(items)
         items.sort(key=_first_rank)   # stable: the shuffle stays
-        surplus = {c.key for c in [c for c in items if c.provenance.template_id == REAL_REWORDING][cap:]}
+        surplus = set([c.key for c in items if c.provenance.template_id == REAL_REWORDING][cap:])
         if surplus:     # real rewordings beyond the cap (see 3. above)
             by_method[method] = [c for c in items if c.key not in surplus]
     counts, order = _counts(by_method, quota, method_mix)
