@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pipeline.services.embedders import EmbedderSpec, load_encoder, prepare
+from pipeline.services.embedders import EmbedderSpec, in_batch_order, load_encoder, prepare
 
 CHUNK = 48
 _ENCODERS: dict[str, Callable] = {}
@@ -88,12 +88,10 @@ def encode_all(jobs: Sequence[tuple[EmbedderSpec, list[str]]], cache_dir: Path,
         from pipeline.core import settings
 
         n_workers = settings.resolve().workers
-    for spec, _ in jobs:
-        prepare(spec, cache_dir)  # the zip extraction and the ONNX export once, before the workers start
+    # the zip extraction and the ONNX export once, before the workers start
+    folders = {spec.name: prepare(spec, cache_dir) for spec, _ in jobs}
     chunks = []  # round-robin over embedders, so every model is busy until the end
-    # Texts of similar length share a chunk: the ONNX members batch a chunk's texts by padded width
-    # (fewer filler rows). Only the time depends on it; a vector depends on its text alone.
-    jobs = [(spec, sorted(texts, key=lambda t: (len(t), t))) for spec, texts in jobs]
+    jobs = [(spec, in_batch_order(spec, folders[spec.name], texts)) for spec, texts in jobs]
     per_job = [[(spec, texts[i:i + CHUNK]) for i in range(0, len(texts), CHUNK)] for spec, texts in jobs]
     for i in range(max(len(c) for c in per_job)):
         chunks.extend(c[i] for c in per_job if i < len(c))

@@ -192,22 +192,34 @@ def width(tokens: int, max_length: int) -> int:
     return min(-(-max(tokens, 1) // PAD_TO) * PAD_TO, max(max_length, tokens))
 
 
+def _tokenizer(model_dir: Path) -> tuple[Any, int]:
+    """The export's tokenizer (no padding, truncated at the model's maximum length) and that length."""
+    from tokenizers import Tokenizer
+
+    max_length = int(json.loads((model_dir / "export.json").read_text(encoding="utf-8"))["max_length"])
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tok.no_padding()
+    tok.enable_truncation(max_length=max_length)
+    return tok, max_length
+
+
+def widths(model_dir: Path, texts: list[str]) -> list[int]:
+    """The padded width each text runs at (the width of the batch it joins)."""
+    tok, max_length = _tokenizer(model_dir)
+    return [width(len(tok.encode(text).ids), max_length) for text in texts]
+
+
 def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any]:
     """texts -> sentence embeddings (what the model's own modules output), in fixed-shape batches
     (see the module's docstring): a text's vector is the same in any list of texts."""
     import numpy as np
     import onnxruntime as ort
-    from tokenizers import Tokenizer
 
-    meta = json.loads((model_dir / "export.json").read_text(encoding="utf-8"))
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(str(model_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
-    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tok.no_padding()
-    max_length = int(meta["max_length"])
-    tok.enable_truncation(max_length=max_length)
+    tok, max_length = _tokenizer(model_dir)
 
     def run(texts: list[str]):
         encoded = [tok.encode(text).ids for text in texts]

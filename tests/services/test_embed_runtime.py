@@ -1,6 +1,7 @@
 """The embedders' runtime: ONNX export of the sentence-transformers members, the runtime in the
 cache key, and the worker pool (whose split of the work must never change a byte)."""
 import io
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -116,6 +117,36 @@ def test_a_vector_never_depends_on_its_batch_mates(tmp_path):
     assert np.array_equal(together[order], shuffled)
     assert onnx_runtime.width(1, 256) == onnx_runtime.width(8, 256) == 8
     assert onnx_runtime.width(9, 256) == 16 and onnx_runtime.width(256, 256) == 256 and onnx_runtime.width(300, 256) == 300
+
+
+@pytest.mark.models
+def test_an_onnx_member_gets_its_texts_chunked_by_the_width_they_run_at(tmp_path, monkeypatch):
+    # The pool hands an ONNX member its texts ordered by padded width, so a chunk's fixed 8-row batches
+    # are full: characters are a poor proxy for tokens (CJK, emoji, code), and ordered by characters
+    # these texts leave more filler rows. Other members still get theirs by length.
+    cfg = load_embedders_config()
+    spec = cfg.specs["minilm_l6"]
+    texts = sorted(set(TEXTS + [f"request number {i} about the weather in city {i}" for i in range(40)]
+                       + ["東京の天気は？" * k for k in range(1, 30)] + ["🙂" * k for k in range(1, 30)]
+                       + [f"def f{i}(x): return x ** {i}  # power" for i in range(40)]))
+    chunks = []
+    monkeypatch.setattr(embed_pool, "_encode", lambda s, root, chunk: chunks.append(chunk) or np.zeros((len(chunk), 3)))
+    embed_pool.encode_all([(spec, texts), (cfg.specs["wordllama_256"], texts)], tmp_path, lambda *a: None, n_workers=1)
+    folder = embed_pool.prepare(spec, tmp_path)
+    onnx = [c for i, c in enumerate(chunks) if i % 2 == 0]
+    assert sorted(t for c in onnx for t in c) == texts and all(len(c) <= embed_pool.CHUNK for c in chunks)
+    ran = onnx_runtime.widths(folder, [t for c in onnx for t in c])
+    assert ran == sorted(ran)
+    assert [t for c in chunks[1::2] for t in c] == sorted(texts, key=lambda t: (len(t), t))
+
+    def rows(order: list[str]) -> int:  # the rows the member runs, filler included
+        size, n = embed_pool.CHUNK, onnx_runtime.BATCH_ROWS
+        runs = [Counter(onnx_runtime.widths(folder, order[i:i + size])) for i in range(0, len(order), size)]
+        return sum(-(-k // n) * n for run in runs for k in run.values())
+
+    by_width = rows([t for c in onnx for t in c])
+    assert by_width < rows(sorted(texts, key=lambda t: (len(t), t)))
+    assert by_width <= -(-len(texts) // onnx_runtime.BATCH_ROWS) * onnx_runtime.BATCH_ROWS + len(set(ran)) * onnx_runtime.BATCH_ROWS
 
 
 @pytest.mark.models
