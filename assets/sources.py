@@ -82,9 +82,12 @@ def slot_input(slot: int) -> str:
 # One input per slot, not one fan-in input: dagster-dask hands a step the run's known state as it was
 # before the run, and a fan-in input then loads none of its sources (an empty list, silently).
 @op(ins={"names": In(list[str]), **{slot_input(k): In(list[PreparedShard]) for k in range(SHARD_SLOTS)}})
-def merge_mined_shards(context: OpExecutionContext, names: list[str], **slots: list[PreparedShard]) -> MinedPairs:
-    """Every slot's prepared shards paired in shard order: candidates (content-key order), drops summed."""
-    from domains.corpora.mining import pair, shard_order, summarise
+def merge_mined_shards(context: OpExecutionContext, build: BuildSettings, names: list[str],
+                       **slots: list[PreparedShard]) -> MinedPairs:
+    """Every slot's prepared shards paired in shard order (through the step cache): candidates
+    (content-key order), drops summed."""
+    from domains.corpora.mining import shard_order, summarise
+    from pipeline.orchestration.cached_steps import paired_shards
 
     parts = [p for k in range(SHARD_SLOTS) for p in slots.get(slot_input(k), ())]
     if len(slots) != SHARD_SLOTS or sorted(p.shard for p in parts) != sorted(names):
@@ -93,7 +96,7 @@ def merge_mined_shards(context: OpExecutionContext, names: list[str], **slots: l
                          f"{len(names)} listed (missing: {sorted(set(names) - {p.shard for p in parts})}). "
                          "Materialize the whole mined_pairs asset again, every slot step included")
     ordered = sorted(parts, key=lambda p: shard_order(p.shard))
-    mined = pair(ordered)
+    mined = paired_shards(build.caches, ordered)
     per_shard = {p.shard: {"human_turns": p.human_turns, "usable_turns": len(p.turns)} for p in ordered}
     summary = summarise([mined])
     context.add_output_metadata({

@@ -61,9 +61,9 @@ SHARED = {
     # the mined shards, and every step is served; run alone, it mines and builds cold.
     "committed": ("e2e/test_committed_outputs.py", "e2e/test_evolving_quarter.py", "references/test_verified_cache.py",
                   "e2e/test_corpora_build.py"),
-    # The extract command and the mining test mine the real corpora: the second finds MiniLM's vectors
-    # in the cache root, prepare_shard and corpus_extract in its step cache. They share nothing with
-    # the check, so they run beside it.
+    # The extract command and the mining test mine the real corpora: the second finds the first's
+    # prepared shards and their pairing (prepare_shard, pair_shards) in the step cache. They share
+    # nothing with the check, so they run beside it.
     "mining": ("domains/test_extract.py::test_the_extract_command_regenerates_the_committed_file_byte_for_byte",
                "domains/test_mining.py::test_real_corpora_yield_pairs"),
 }

@@ -10,6 +10,9 @@ each one's key holds besides the code, and the step run for real on any miss.
 - `prepared_shard`: one real-traffic shard scrubbed, signed and MiniLM-embedded (mining's first
   step): the shard's name and the sha256 of every file of its corpus (a loader reads the whole
   corpus; a record's id can depend on its other files), with the models.
+- `pair_shards`: mining's second step (domains.corpora.mining.pair: duplicates, MinHash/LSH, ANN,
+  follow-ups, rules, routes and guard over every shard): the prepared shards themselves, in order
+  (their fingerprint holds every turn, signature and vector), with the models.
 - `corpus_extract`: the extract a datasets dir makes (assets/sources.py: extract_from): the mined
   pairs and the sha256 of every file of every corpus present, with the models.
 - `embedded`: a step whose result depends on embeddings (similarities, reports that score the
@@ -108,6 +111,14 @@ def prepared_shard(cache_root: Path, datasets: Any, shard: str) -> Any:
     corpus = shard.partition("/")[0]
     return embedded(cache_root, "prepare_shard", lambda: {"shard": shard, "corpus_files": datasets.inventory([corpus])},
                     lambda: prepare_shard(datasets, shard, cache_dir=cache_root))
+
+
+def paired_shards(cache_root: Path, parts: list) -> Any:
+    """domains.corpora.mining.pair(parts), from the step cache when the prepared shards are the same
+    values in the same order (see above)."""
+    from domains.corpora.mining import pair
+
+    return embedded(cache_root, "pair_shards", lambda: {"parts": fingerprint(parts)}, lambda: pair(parts))
 
 
 def corpus_extract(cache_root: Path, datasets: Any, mined: Any, compute: Callable[[], T]) -> T:

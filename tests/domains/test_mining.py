@@ -222,12 +222,17 @@ def test_bad_shard_name_is_one_line_error():
 @pytest.mark.slow
 @pytest.mark.corpora
 def test_real_corpora_yield_pairs(shared_datasets):
-    # One mining run over every turn of the shared corpora (the project's embedding cache: a cold
-    # cache embeds ~25,000 distinct single-turn prompts with MiniLM, several minutes on two cores).
-    ds = DatasetsDir(shared_datasets)
+    # One mining run over every turn of the shared corpora, through the build's steps and the
+    # project's cache root (cold, it embeds ~31,000 distinct single-turn prompts with MiniLM, minutes
+    # on two cores; in CI the extract test has just mined them: its prepared shards and their pairing
+    # are served from the step cache).
+    from pipeline.core import settings
+    from pipeline.orchestration.cached_steps import paired_shards, prepared_shard
+
+    ds, root = DatasetsDir(shared_datasets), settings.cache_root()
     names = M.shards(ds)
     assert sum("ShareGPT_V3_unfiltered_cleaned_split.json@" in s for s in names) >= 5  # the 125 MB file is several steps
-    res = M.mine(ds, names)
+    res = paired_shards(root, [prepared_shard(root, ds, s) for s in names])
     cands = res.candidates
     assert res.n_prompts > 61000  # every human turn is read, not only the first
     assert len(cands) >= 150 and sum(c.domain == "multi_turn" for c in cands) >= 40
@@ -293,22 +298,24 @@ def test_slots_share_the_sorted_shards_round_robin():
         M.slot_shards(names, M.SHARD_SLOTS)
 
 
-def test_merge_refuses_a_run_that_lost_a_shard():
+def test_merge_refuses_a_run_that_lost_a_shard(tmp_path):
     # An executor that skipped a slot step (or a slot that dropped a shard) must fail the run, never
     # publish a mined_pairs value without that shard's pairs.
     from dagster import build_op_context
 
     from assets.sources import merge_mined_shards, slot_input
     from pipeline.core.errors import BuildError
+    from pipeline.orchestration.resources import BuildSettings
 
+    build = BuildSettings(cache_dir=str(tmp_path / "cache"))
     part = M.PreparedShard("sharegpt/a.json", (), {}, 0)
     slots = {slot_input(k): [] for k in range(M.SHARD_SLOTS)} | {slot_input(0): [part]}
     with pytest.raises(BuildError, match=r"missing: \['sharegpt/b.json'\]"):
-        merge_mined_shards(build_op_context(), names=["sharegpt/a.json", "sharegpt/b.json"], **slots)
+        merge_mined_shards(build_op_context(), build=build, names=["sharegpt/a.json", "sharegpt/b.json"], **slots)
     with pytest.raises(BuildError, match="15 of 16 slots"):
-        merge_mined_shards(build_op_context(), names=["sharegpt/a.json"], **{k: v for k, v in slots.items()
+        merge_mined_shards(build_op_context(), build=build, names=["sharegpt/a.json"], **{k: v for k, v in slots.items()
                                                                              if k != slot_input(15)})
-    assert merge_mined_shards(build_op_context(), names=["sharegpt/a.json"], **slots).shards == ("sharegpt/a.json",)
+    assert merge_mined_shards(build_op_context(), build=build, names=["sharegpt/a.json"], **slots).shards == ("sharegpt/a.json",)
 
 
 @pytest.mark.slow
@@ -378,6 +385,26 @@ def test_a_prepared_shard_comes_from_the_step_cache_until_a_file_of_its_corpus_c
     changed = prepared_shard(cache, DatasetsDir(tmp_path / "ds"), shard)
     assert stats["miss"] == first["miss"] + 2 and "name three moons of jupiter" in {t.lower() for t in changed.texts}
     assert "name three moons of jupiter" not in {t.lower() for t in made.texts}
+
+
+def test_the_pairing_of_prepared_shards_comes_from_the_step_cache_until_a_shard_changes(tmp_path):
+    # merge_mined_shards pairs the prepared shards through the step cache, keyed on the shards
+    # themselves (every turn, signature and vector, in order): the same shards are served the same
+    # value; a changed shard, or another order, runs pair again.
+    from pipeline.orchestration import step_cache
+    from pipeline.orchestration.cached_steps import paired_shards
+
+    ds, cache = _fixtures_plus_planted(tmp_path / "ds"), tmp_path / "cache"
+    parts = [M.prepare_shard(ds, s, cache) for s in M.shards(ds)]
+    stats = step_cache.STATS.setdefault("pair_shards", {"hit": 0, "miss": 0})
+    first = dict(stats)
+    made = paired_shards(cache, parts)
+    again = paired_shards(cache, [M.prepare_shard(ds, s, cache) for s in M.shards(ds)])
+    assert (stats["miss"], stats["hit"]) == (first["miss"] + 1, first["hit"] + 1)
+    assert made.candidates and again == made == M.pair(parts)
+    fewer = paired_shards(cache, [replace(parts[0], turns=parts[0].turns[1:])] + parts[1:])
+    paired_shards(cache, parts[::-1])
+    assert stats["miss"] == first["miss"] + 3 and fewer.n_prompts == made.n_prompts
 
 
 def test_the_manifest_of_a_corpora_build_lists_every_corpus_file_with_its_sha256(tmp_path):
