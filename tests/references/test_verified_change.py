@@ -63,7 +63,7 @@ def test_the_classifier_runs_its_trees_and_blas_on_the_threads_it_declares():
     # fit and scores enter one ThreadpoolController's limit, found once per process after scikit-learn's
     # OpenMP runtime is loaded: the pools the classifier runs on (that OpenMP, numpy's and scipy's BLAS)
     # run CLASSIFIER["threads"] inside, and are back after. A pool loaded later by another library (torch
-    # brings an OpenMP of its own; CI run 11 had imported it first in the same worker) is not one the
+    # brings an OpenMP of its own; the project CI had imported it first in the same worker) is not one the
     # classifier runs on, and is left alone.
     from threadpoolctl import threadpool_info
 
