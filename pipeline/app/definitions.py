@@ -22,7 +22,7 @@ the UI lists `build_dataset`, `evolving_job` and `mining_dask_job`.
 from __future__ import annotations
 
 from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, in_process_executor,
-                     load_asset_checks_from_modules, load_assets_from_modules)
+                     load_asset_checks_from_modules, load_assets_from_modules, multiprocess_executor)
 
 from assets import (assembly, difficulty, evaluation, evolving, generation, manifest, publication, selection, sources,
                     verification)
@@ -66,11 +66,19 @@ build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all() - AssetSelect
                                  executor_def=in_process_executor, **ui_job_kwargs(UI_DEFAULTS))
 OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
 
+# The executor of every run that names none (the asset graph's Materialize of a selection, `dagster asset
+# materialize`, extract_corpora): each step in its own process, forked from a server that imported this
+# module once, rather than a new interpreter that imports Dagster, dagster-dask and the project again
+# (~4 s of CPU a step). The 18 steps of mined_pairs on the fixtures: 38.7 s instead of 109 s.
+FORKSERVER_EXECUTOR = multiprocess_executor.configured(
+    {"start_method": {"forkserver": {"preload_modules": ["pipeline.app.definitions"]}}}, name="multiprocess_forkserver")
+
 defs = Definitions(
     assets=[*ui_build_assets, *evolving_assets],
     asset_checks=[*all_checks, *evolving_checks],
     jobs=[build_dataset, *OTHER_JOBS, extract_job, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
     schedules=[evolving.quarterly_slice],
+    executor=FORKSERVER_EXECUTOR,
     # Runs launched from the UI write into build/ui-outputs/ (v1.1) unless their launch config, or
     # $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build` passes its own
     # settings (outputs/ by default).

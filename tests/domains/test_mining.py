@@ -320,7 +320,8 @@ def test_merge_refuses_a_run_that_lost_a_shard(tmp_path):
 
 @pytest.mark.slow
 def test_mining_fans_out_over_the_multiprocess_executor(tmp_path):
-    # A real `dagster asset materialize` run (the multiprocess executor, as in the UI): every slot
+    # A real `dagster asset materialize` run (the definitions' default executor, as the UI's
+    # Materialize of a selection: multiprocess, steps forked from a preloaded server): every slot
     # step (5 with a shard, 11 empty) runs in its own subprocess.
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dh"), "CACHEEVAL_DATASETS_DIR": str(FIXTURES),
            "CACHEEVAL_CACHE_DIR": str(tmp_path / "cache")}

@@ -162,6 +162,16 @@ def test_the_ui_job_builds_every_asset_in_one_in_process_run_over_all_domains():
     assert defs.resources["build"].profile == "v1.1" and defs.resources["build"].out_dir == DEFAULT_OUT_DIR
 
 
+def test_a_run_that_names_no_executor_forks_its_step_processes_from_one_preloaded_server():
+    # The asset graph's Materialize of a selection, `dagster asset materialize` and extract_corpora:
+    # each step in its own process (tests/domains/test_mining.py runs one), forked from a forkserver
+    # that imported the definitions once, not a new interpreter per step.
+    for job in (defs.resolve_implicit_global_asset_job_def(), defs.resolve_job_def("extract_corpora")):
+        resolved = job.executor_def.apply_config_mapping({})
+        assert resolved.success and resolved.value["config"]["start_method"] == {
+            "forkserver": {"preload_modules": ["pipeline.app.definitions"]}}, job.name
+
+
 def test_the_ui_defaults_come_from_the_environment(monkeypatch):
     from pipeline.app.ui_job import ui_build_defaults, ui_job_kwargs
 
