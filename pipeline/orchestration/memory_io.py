@@ -13,7 +13,7 @@ runs are separate processes, and their values outlive them.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from dagster import InputContext, IOManager, OutputContext
 
@@ -24,8 +24,14 @@ class MemoryIOManager(IOManager):
 
     def __init__(self) -> None:
         self.values: dict[tuple[tuple[str, ...], str | None], Any] = {}
+        self.on_output: Callable[[str], None] | None = None  # told each asset's name once its value is stored
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
+        self._store(context, obj)
+        if self.on_output is not None and context.has_asset_key:
+            self.on_output(context.asset_key.path[-1])
+
+    def _store(self, context: OutputContext, obj: Any) -> None:
         if not context.has_asset_key:   # an op's output inside a graph asset: by run, step and output
             self.values[(tuple(context.get_identifier()), None)] = obj
             return

@@ -350,3 +350,41 @@ def test_the_cli_builds_memory_io_manager_reads_what_the_pickle_files_read(tmp_p
     with pytest.raises(Exception, match=r"made \(partition a\) was not materialised in this build"):
         materialize([source, made, doubled, total], selection=[doubled.key], partition_key="a",
                     resources={"io_manager": MemoryIOManager()}, raise_on_error=True)
+
+
+def test_stage_lines_come_from_the_io_manager_in_the_run_thread_never_from_the_instance():
+    # `cacheeval build` prints a line as each step's value is stored. A watcher thread that read the
+    # run's events from the in-memory instance while the run wrote them made the run's last write fail
+    # now and then ("database table is locked: runs", CI run 12's corpora build): the lines now come
+    # from the IO manager, in the run's thread (the watcher is never handed the instance).
+    import threading
+
+    from dagster import DagsterInstance, asset, materialize
+
+    from pipeline.app.cli.stage_progress import StageWatcher
+    from pipeline.orchestration.memory_io import MemoryIOManager
+
+    @asset
+    def first() -> int:
+        return 1
+
+    @asset
+    def second(first: int) -> int:
+        return first + 1
+
+    @asset
+    def not_a_stage(second: int) -> int:
+        return second
+
+    lines, threads = [], set()
+    io = MemoryIOManager()
+
+    def progress(line: str) -> None:
+        lines.append(line)
+        threads.add(threading.get_ident())
+
+    with DagsterInstance.ephemeral() as instance, StageWatcher(io, ["first", "second"], {"second": 3.0}, progress):
+        assert materialize([first, second, not_a_stage], resources={"io_manager": io}, instance=instance).success
+    assert [line.split(",")[0] for line in lines] == ["  [1/2] first done", "  [2/2] second done"]
+    assert "~3s left (last build's times)" in lines[0] and threads == {threading.get_ident()}
+    assert io.on_output is None and io.values[(("not_a_stage",), None)] == 2

@@ -138,7 +138,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         order = [s for s in _STEP_ORDER if s in steps] + [s for s in steps if s not in _STEP_ORDER]
         previous = load_times(root, profile)
         progress(f"selecting, embedding, assembling: {len(order)} steps ...")
-        with StageWatcher(instance, order, previous, progress):
+        with StageWatcher(resources["io_manager"], order, previous, progress):
             res = run(outputs_job, "build")
         save_times(root, profile, {s: stages[s] for s in order if s in stages})
         files = dict(res.asset_value("build_manifest")["outputs"])

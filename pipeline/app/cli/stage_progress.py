@@ -1,13 +1,12 @@
 """Stage progress for `cacheeval build`: a line as each step of a run ends, with counts and the time
 left estimated from the previous build's step times (kept in <cache root>/build_times.json).
 
-The run executes in this thread; a watcher thread reads the run's events from the (in-memory)
-instance every half second. It only reads and prints: it can never change what the build does.
+The line is printed as the run's IO manager stores the step's value, in the run's thread; it only
+prints, so it can never change what the build does.
 """
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -46,47 +45,36 @@ def _fmt(seconds: float) -> str:
 
 
 class StageWatcher:
-    """`with StageWatcher(instance, steps, previous, progress):` around one in-process run."""
+    """`with StageWatcher(io_manager, steps, previous, progress):` around one in-process run: a line as
+    the run's IO manager (pipeline/orchestration/memory_io.py) stores each step's asset value, in the
+    run's own thread. It reads nothing of Dagster's: a watcher thread that read the run's events from
+    the in-memory instance while the run wrote them made the run's last write fail now and then
+    ("database table is locked: runs"; in-memory SQLite does not wait for a lock)."""
 
-    def __init__(self, instance, steps: list[str], previous: dict[str, float], progress: Callable[[str], None]) -> None:
-        self.instance, self.steps, self.previous, self.progress = instance, list(steps), previous, progress
-        self.known_runs = {r.run_id for r in instance.get_runs()}
+    def __init__(self, io_manager, steps: list[str], previous: dict[str, float], progress: Callable[[str], None]) -> None:
+        self.io_manager, self.steps, self.previous, self.progress = io_manager, list(steps), previous, progress
         self.seen: set[str] = set()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._watch, name="cacheeval-stage-progress", daemon=True)
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> "StageWatcher":
-        self.thread.start()
+        self.io_manager.on_output = self.stored
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-        if exc[0] is None:
-            self._poll()  # steps that ended after the last poll
+        self.io_manager.on_output = None
 
-    def _watch(self) -> None:
-        while not self.stop.wait(0.5):
-            try:
-                self._poll()
-            except Exception:  # noqa: BLE001 - a progress line is never worth a failed build
-                return
-
-    def _poll(self) -> None:
-        from dagster import DagsterEventType
-
-        runs = [r for r in self.instance.get_runs() if r.run_id not in self.known_runs]
-        for run in runs:
-            for rec in self.instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_SUCCESS):
-                step = rec.dagster_event.step_key.split("[")[0]
-                if step in self.seen or step not in self.steps:  # asset checks are not counted as stages
-                    continue
-                self.seen.add(step)
-                done = [s for s in self.steps if s in self.seen]
-                left = [s for s in self.steps if s not in self.seen]
-                estimate = ""
-                if left and all(s in self.previous for s in left):
-                    estimate = f", ~{_fmt(sum(self.previous[s] for s in left))} left (last build's times)"
-                self.progress(f"  [{len(done)}/{len(self.steps)}] {step} done, "
-                              f"{_fmt(time.perf_counter() - self.t0)} elapsed{estimate}")
+    def stored(self, step: str) -> None:
+        """A step's value was stored: its line (asset checks and ops inside graph assets are not stages)."""
+        if step in self.seen or step not in self.steps:
+            return
+        self.seen.add(step)
+        done = [s for s in self.steps if s in self.seen]
+        left = [s for s in self.steps if s not in self.seen]
+        estimate = ""
+        if left and all(s in self.previous for s in left):
+            estimate = f", ~{_fmt(sum(self.previous[s] for s in left))} left (last build's times)"
+        try:
+            self.progress(f"  [{len(done)}/{len(self.steps)}] {step} done, "
+                          f"{_fmt(time.perf_counter() - self.t0)} elapsed{estimate}")
+        except Exception:  # noqa: BLE001 - a progress line is never worth a failed build
+            pass
