@@ -54,7 +54,7 @@ def main() -> None:
 
     from pipeline.core import settings
     from pipeline.services import embed_pool, onnx_runtime
-    from pipeline.services.embedders import in_batch_order, load_embedders_config, load_encoder, prepare
+    from pipeline.services.embedders import by_length, in_batch_order, load_embedders_config, load_encoder, prepare
 
     settings.single_thread()
     spec = load_embedders_config().specs[args.member]
@@ -63,22 +63,21 @@ def main() -> None:
     tok, _ = onnx_runtime._tokenizer(folder)
     encode = load_encoder(spec, root)
     lists = shard_prompts(args.datasets_dir, args.every)
-    orders = {"characters": lambda texts: sorted(texts, key=lambda t: (len(t), t)),
-              "width": lambda texts: in_batch_order(spec, folder, texts)}
+    orders = {"characters": by_length, "width": lambda texts: in_batch_order(spec, folder, texts)}
     tokens = {k: [0, 0] for k in orders}
     cpu = Counter()
     vectors: dict[str, dict[str, bytes]] = {k: {} for k in orders}
     for texts in lists:
+        width = dict(zip(texts, onnx_runtime.widths(folder, texts)))
+        real = sum(len(tok.encode(t).ids) for t in texts)
         for name, order in orders.items():
             start = time.process_time()
             ordered = order(texts)  # the order's own cost (tokenizing, for the width) is timed too
             cpu[name] += time.process_time() - start
             chunks = [ordered[i:i + embed_pool.CHUNK] for i in range(0, len(ordered), embed_pool.CHUNK)]
-            for chunk in chunks:
-                widths = Counter(onnx_runtime.widths(folder, chunk))
-                n = onnx_runtime.BATCH_ROWS
-                tokens[name][1] += sum(-(-k // n) * n * w for w, k in widths.items())
-            tokens[name][0] += sum(len(tok.encode(t).ids) for t in texts)
+            tokens[name][0] += real
+            tokens[name][1] += sum(n * onnx_runtime.BATCH_ROWS * w for chunk in chunks
+                                   for w, n in onnx_runtime.runs([width[t] for t in chunk]).items())
             start = time.process_time()
             out = [encode(chunk) for chunk in chunks]
             cpu[name] += time.process_time() - start

@@ -195,6 +195,12 @@ def in_batch_order(spec: EmbedderSpec, folder: Path | None, texts: list[str]) ->
         from pipeline.services.onnx_runtime import widths
 
         return [t for _, _, t in sorted(zip(widths(folder, texts), map(len, texts), texts))]
+    return by_length(texts)
+
+
+def by_length(texts: list[str]) -> list[str]:
+    """`texts` by their length in characters, then their text (the order for members that run one text
+    at a time, and the ONNX members' order before in_batch_order)."""
     return sorted(texts, key=lambda t: (len(t), t))
 
 

@@ -209,6 +209,15 @@ def widths(model_dir: Path, texts: list[str]) -> list[int]:
     return [width(len(tok.encode(text).ids), max_length) for text in texts]
 
 
+def runs(ws: list[int]) -> dict[int, int]:
+    """width -> the fixed-shape runs (BATCH_ROWS rows each, filler included) one call of the runner
+    below makes for texts of these padded widths."""
+    counts: dict[int, int] = {}
+    for w in ws:
+        counts[w] = counts.get(w, 0) + 1
+    return {w: -(-n // BATCH_ROWS) for w, n in sorted(counts.items())}
+
+
 def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any]:
     """texts -> sentence embeddings (what the model's own modules output), in fixed-shape batches
     (see the module's docstring): a text's vector is the same in any list of texts."""

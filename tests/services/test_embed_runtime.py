@@ -1,7 +1,6 @@
 """The embedders' runtime: ONNX export of the sentence-transformers members, the runtime in the
 cache key, and the worker pool (whose split of the work must never change a byte)."""
 import io
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import pytest
 from pipeline.core.errors import InputError
 from pipeline.services import embed_cache, embed_pool, onnx_runtime
 from pipeline.services.embed_cache import EmbeddingCache, embed_many, embed_texts
-from pipeline.services.embedders import EmbedderSpec, load_embedders_config
+from pipeline.services.embedders import EmbedderSpec, by_length, load_embedders_config
 
 TEXTS = ["Solve x + 2 = 8", "Solve a + 2 = 8", "Wie spät ist es in Tokio?", "", "def f(x):\n    return x ** 2  # square",
          "naïve café — “quotes” and emoji 🙂", "word " * 400]
@@ -137,15 +136,15 @@ def test_an_onnx_member_gets_its_texts_chunked_by_the_width_they_run_at(tmp_path
     assert sorted(t for c in onnx for t in c) == texts and all(len(c) <= embed_pool.CHUNK for c in chunks)
     ran = onnx_runtime.widths(folder, [t for c in onnx for t in c])
     assert ran == sorted(ran)
-    assert [t for c in chunks[1::2] for t in c] == sorted(texts, key=lambda t: (len(t), t))
+    assert [t for c in chunks[1::2] for t in c] == by_length(texts)
 
     def rows(order: list[str]) -> int:  # the rows the member runs, filler included
-        size, n = embed_pool.CHUNK, onnx_runtime.BATCH_ROWS
-        runs = [Counter(onnx_runtime.widths(folder, order[i:i + size])) for i in range(0, len(order), size)]
-        return sum(-(-k // n) * n for run in runs for k in run.values())
+        ws, size = onnx_runtime.widths(folder, order), embed_pool.CHUNK
+        return sum(n * onnx_runtime.BATCH_ROWS for i in range(0, len(ws), size)
+                   for n in onnx_runtime.runs(ws[i:i + size]).values())
 
     by_width = rows([t for c in onnx for t in c])
-    assert by_width < rows(sorted(texts, key=lambda t: (len(t), t)))
+    assert by_width < rows(by_length(texts))
     assert by_width <= -(-len(texts) // onnx_runtime.BATCH_ROWS) * onnx_runtime.BATCH_ROWS + len(set(ran)) * onnx_runtime.BATCH_ROWS
 
 
