@@ -154,7 +154,7 @@ def _threadpools():
     """threadpoolctl's view of the thread pools (BLAS, and the OpenMP runtime scikit-learn's trees run
     on, loaded first), found once per process: `threadpool_limits(n)` looks for every loaded library
     again each time it is entered, which cost a stream run 19 CPU-s of its lookups' predictions. A pool
-    another library loads later (torch's own OpenMP) is not one the classifier runs on: left alone."""
+    another library loads later (torch's own OpenMP) is not among them."""
     from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - loads its OpenMP runtime
     from threadpoolctl import ThreadpoolController
 
