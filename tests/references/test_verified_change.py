@@ -1,6 +1,16 @@
-"""The change features of the verified cache (verified_change.py) on hand-written pairs."""
+"""The change features of the verified cache (verified_change.py) on hand-written pairs, and the
+thread limit its classifier runs under."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from pipeline.references import verified_features as vf
 from pipeline.references.verified_change import change_features, change_of
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def view(qa, qb, **kw):
@@ -59,16 +69,8 @@ def test_features_are_request_only_and_in_the_vector():
         assert not any(banned in n for n in names)
 
 
-def test_the_classifier_runs_its_trees_and_blas_on_the_threads_it_declares():
-    # fit and scores enter one ThreadpoolController's limit, found once per process after scikit-learn's
-    # OpenMP runtime is loaded. Inside it, the OpenMP scikit-learn's trees run on (its own copy, or the
-    # same library another package loaded first: faiss's, in a process that imported GPTCache) uses
-    # CLASSIFIER["threads"], and the controller's BLAS pools too; after it, every pool is as before.
-    # Nothing is claimed of pools outside the controller while the limit holds: faiss's OpenBLAS runs
-    # on an OpenMP, the same library as scikit-learn's when scikit-learn loaded it first, and follows
-    # its limit. (Each of these orders happened in the project CI: the test runs after any other.)
-    import faiss  # noqa: F401 - an OpenMP loaded before scikit-learn's, as GPTCache's runs load it
-    import torch  # noqa: F401 - another library's OpenMP, loaded whatever this worker ran before
+def _limits_hold() -> None:
+    """The thread-limit claims, in this process, whatever it imported before (see the tests below)."""
     from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -88,3 +90,30 @@ def test_the_classifier_runs_its_trees_and_blas_on_the_threads_it_declares():
             inside = pools()
         assert {k: n for k, n in inside.items() if k in classifier} == {k: threads for k in classifier}
         assert pools() == before and _openmp_effective_n_threads() == trees
+
+
+def test_the_classifier_runs_its_trees_and_blas_on_the_threads_it_declares():
+    # fit and scores enter one ThreadpoolController's limit, found once per process after scikit-learn's
+    # OpenMP runtime is loaded. Inside it, the OpenMP scikit-learn's trees run on (its own copy, or the
+    # same library another package loaded first: faiss's, in a process that imported GPTCache) uses
+    # CLASSIFIER["threads"], and the controller's BLAS pools too; after it, every pool is as before.
+    # Nothing is claimed of pools outside the controller while the limit holds: faiss's OpenBLAS runs
+    # on an OpenMP, the same library as scikit-learn's when scikit-learn loaded it first, and follows
+    # its limit. Here in this worker, after whatever it ran; below in fresh processes, in the orders
+    # that failed in the project CI.
+    import faiss  # noqa: F401 - an OpenMP loaded before scikit-learn's, as GPTCache's runs load it
+    import torch  # noqa: F401 - another library's OpenMP, loaded whatever this worker ran before
+
+    _limits_hold()
+
+
+@pytest.mark.parametrize("first, then", [("controller", "faiss"), ("faiss", "controller")])
+def test_the_thread_limit_holds_whichever_loads_first_the_controller_or_faiss(first, then):
+    # The controller found before faiss is imported (then faiss's OpenBLAS follows the limit through
+    # the OpenMP it shares with scikit-learn), or after (then faiss's OpenMP is scikit-learn's).
+    load = {"controller": "from pipeline.references import verified; verified._threadpools()", "faiss": "import faiss"}
+    script = (f"import runpy; ns = runpy.run_path({str(Path(__file__))!r}); {load[first]}; {load[then]}; "
+              "ns['_limits_hold'](); print('held')")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and proc.stdout.strip() == "held", proc.stderr[-2000:]
