@@ -38,7 +38,9 @@ def write_rows(path: Path, n: int) -> Path:
 
 
 def live(cls: type) -> int:
-    return sum(1 for o in gc.get_objects() if isinstance(o, cls))
+    # type(o), not isinstance: isinstance reads o.__class__, and some live objects warn when read (torch's
+    # deprecated `torch.distributed.reduce_op`, in a worker that imported torch before)
+    return sum(1 for o in gc.get_objects() if issubclass(type(o), cls))
 
 
 def peak_bytes(fn, *args) -> tuple[int, object]:
