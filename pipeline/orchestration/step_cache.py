@@ -53,8 +53,10 @@ FOLDER = "steps"
 PACKAGES = ("assets", "domains", "pipeline", "sources", "configs")
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 OFF = "CACHEEVAL_STEP_CACHE"
+# where caches live, how many workers run, this cache's switch, the UI's defaults, and the variables
+# only tests read (settings.TEST_*): a test run's environment keys its steps as the user's shell does
 NOT_INPUTS = {"CACHEEVAL_CACHE_DIR", "CACHEEVAL_EVAL_CACHE_DIR", "CACHEEVAL_WORKERS", OFF, "CACHEEVAL_UI_OUT_DIR",
-              "CACHEEVAL_UI_PROFILE"}
+              "CACHEEVAL_UI_PROFILE", settings.TEST_PG_URL, settings.TEST_REQUIRE_PG, settings.TEST_HF_CACHE}
 T = TypeVar("T")
 
 # hits and misses of this process, by step (the CLI prints them)
@@ -153,8 +155,7 @@ def code_identity() -> dict:
 
 
 def environment() -> dict[str, str]:
-    """The CACHEEVAL_* variables that can change a result (not where caches live, how many workers
-    run, or this cache's own switch)."""
+    """The CACHEEVAL_* variables that can change a result (not NOT_INPUTS)."""
     return {k: v for k, v in settings.prefixed("CACHEEVAL_").items() if k not in NOT_INPUTS}
 
 

@@ -80,6 +80,12 @@ def test_a_setting_that_changes_results_is_in_the_key_and_the_cache_folder_is_no
     assert cache.run("s", {}, step)["call"] == 2
     monkeypatch.setenv("CACHEEVAL_WORKERS", "7")
     assert cache.run("s", {}, step)["call"] == 2
+    # what .ci/test and .ci/postgres.sh set for the tests: a step the test suite ran is served to the
+    # user's own shell (CI run 15's `cacheeval check` test filled a cache a later check missed entirely)
+    for name, value in (("CACHEEVAL_TEST_REQUIRE_PG", "1"), ("CACHEEVAL_TEST_PG_URL", "postgresql://127.0.0.1:55432/t"),
+                        ("CACHEEVAL_TEST_HF_CACHE", str(tmp_path / "hf"))):
+        monkeypatch.setenv(name, value)
+        assert cache.run("s", {}, step)["call"] == 2, name
 
 
 def test_a_damaged_forged_or_resigned_entry_runs_the_step(tmp_path, tree, capsys):
