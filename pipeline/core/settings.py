@@ -38,6 +38,7 @@ UI_OUT_DIR = "CACHEEVAL_UI_OUT_DIR"            # the Dagster UI's build_dataset 
 TEST_PG_URL = "CACHEEVAL_TEST_PG_URL"          # a throw-away PostgreSQL for the LLM store's tests
 TEST_REQUIRE_PG = "CACHEEVAL_TEST_REQUIRE_PG"  # "1" (set by .ci/test): the PostgreSQL tests fail, not skip, without it
 TEST_HF_CACHE = "CACHEEVAL_TEST_HF_CACHE"      # a Hugging Face datasets cache the source tests may reuse
+TEST_ONLY = (TEST_PG_URL, TEST_REQUIRE_PG, TEST_HF_CACHE)  # no result depends on them (the step cache's key skips them)
 # --- other tools' variables the project reads or sets
 DAGSTER_HOME = "DAGSTER_HOME"                  # Dagster's instance folder for `cacheeval ui`
 HF_HOME = "HF_HOME"                            # Hugging Face home (hub files; never the corpora's datasets cache)
@@ -50,7 +51,7 @@ THREAD_VARIABLES = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NU
                     "TOKENIZERS_PARALLELISM": "false"}
 
 ALL = (CACHE_DIR, DATASETS_DIR, EVAL_CACHE_DIR, LLM_CACHE_MODE, LLM_CACHE_URL, WORKERS, UI_PROFILE, UI_OUT_DIR,
-       TEST_PG_URL, TEST_REQUIRE_PG, TEST_HF_CACHE, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE,
+       *TEST_ONLY, DAGSTER_HOME, HF_HOME, HF_DATASETS_CACHE, HF_HUB_OFFLINE,
        HF_DATASETS_OFFLINE, PYTHON_WARNINGS)
 
 DEFAULT_PROFILE = "v1.1"  # the sampling profile a build uses unless --profile names another

@@ -54,9 +54,9 @@ PACKAGES = ("assets", "domains", "pipeline", "sources", "configs")
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 OFF = "CACHEEVAL_STEP_CACHE"
 # where caches live, how many workers run, this cache's switch, the UI's defaults, and the variables
-# only tests read (settings.TEST_*): a test run's environment keys its steps as the user's shell does
-NOT_INPUTS = {"CACHEEVAL_CACHE_DIR", "CACHEEVAL_EVAL_CACHE_DIR", "CACHEEVAL_WORKERS", OFF, "CACHEEVAL_UI_OUT_DIR",
-              "CACHEEVAL_UI_PROFILE", settings.TEST_PG_URL, settings.TEST_REQUIRE_PG, settings.TEST_HF_CACHE}
+# only tests read: a test run's environment keys its steps as the user's shell does
+NOT_INPUTS = {settings.CACHE_DIR, settings.EVAL_CACHE_DIR, settings.WORKERS, OFF, settings.UI_OUT_DIR,
+              settings.UI_PROFILE, *settings.TEST_ONLY}
 T = TypeVar("T")
 
 # hits and misses of this process, by step (the CLI prints them)

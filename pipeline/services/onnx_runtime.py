@@ -209,13 +209,22 @@ def widths(model_dir: Path, texts: list[str]) -> list[int]:
     return [width(len(tok.encode(text).ids), max_length) for text in texts]
 
 
+def batches(ws: list[int]) -> list[tuple[int, list[int]]]:
+    """The fixed-shape runs one call of the runner below makes for texts of these padded widths, in
+    its order: (width, the indices of the texts in the run, at most BATCH_ROWS; filler fills the rest)."""
+    groups: dict[int, list[int]] = {}
+    for i, w in enumerate(ws):
+        groups.setdefault(w, []).append(i)
+    return [(w, members[start:start + BATCH_ROWS]) for w, members in sorted(groups.items())
+            for start in range(0, len(members), BATCH_ROWS)]
+
+
 def runs(ws: list[int]) -> dict[int, int]:
-    """width -> the fixed-shape runs (BATCH_ROWS rows each, filler included) one call of the runner
-    below makes for texts of these padded widths."""
+    """width -> how many of those runs (BATCH_ROWS rows each, filler included)."""
     counts: dict[int, int] = {}
-    for w in ws:
+    for w, _ in batches(ws):
         counts[w] = counts.get(w, 0) + 1
-    return {w: -(-n // BATCH_ROWS) for w, n in sorted(counts.items())}
+    return counts
 
 
 def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any]:
@@ -232,22 +241,17 @@ def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any
 
     def run(texts: list[str]):
         encoded = [tok.encode(text).ids for text in texts]
-        groups: dict[int, list[int]] = {}
-        for i, ids in enumerate(encoded):
-            groups.setdefault(width(len(ids), max_length), []).append(i)
         out: list[Any] = [None] * len(texts)
-        for w, members in sorted(groups.items()):
-            for start in range(0, len(members), BATCH_ROWS):
-                part = members[start:start + BATCH_ROWS]
-                ids = np.zeros((BATCH_ROWS, w), dtype=np.int64)
-                mask = np.zeros_like(ids)
-                for row, i in enumerate(part):
-                    ids[row, :len(encoded[i])] = encoded[i]
-                    mask[row, :len(encoded[i])] = 1
-                ids[len(part):], mask[len(part):] = ids[0], mask[0]  # filler rows: the shape stays fixed
-                result = sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-                for row, i in enumerate(part):
-                    out[i] = result[row]
+        for w, part in batches([width(len(ids), max_length) for ids in encoded]):
+            ids = np.zeros((BATCH_ROWS, w), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(part):
+                ids[row, :len(encoded[i])] = encoded[i]
+                mask[row, :len(encoded[i])] = 1
+            ids[len(part):], mask[len(part):] = ids[0], mask[0]  # filler rows: the shape stays fixed
+            result = sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            for row, i in enumerate(part):
+                out[i] = result[row]
         return np.stack(out) if out else np.zeros((0, 1), dtype=np.float32)
 
     run.any_list = True  # type: ignore[attr-defined]  # embedders.load_encoder may pass many texts at once
