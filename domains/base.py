@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from domains.corpora.mining.engine import MinedPairs
 
 
+# The template id of the team's rewordings of real corpus requests (domains/corpora/rewordings.py):
+# selection offers them first, and groups them with the corpus they reword (pipeline/stages).
+REAL_REWORDING = "real_rewording"
+
+
 def stable_rng(*names: Any) -> random.Random:
     """A generator seeded from stable names (never global state, never hash())."""
     return random.Random(int(stable_hash(*names)[:16], 16))

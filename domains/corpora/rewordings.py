@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from domains import get_domain
-from domains.base import Candidate, Provenance
+from domains.base import REAL_REWORDING, Candidate, Provenance
 from domains.corpora.duplicates import answer_token_guard
 from domains.corpora.mining.single import criteria
 from pipeline.core.errors import InputError
@@ -38,7 +38,7 @@ from pipeline.core.paths import SOURCES
 
 TABLE = SOURCES / "extract" / "rewordings.jsonl"
 METHOD = "curated"
-TEMPLATE = "real_rewording"
+TEMPLATE = REAL_REWORDING
 VERSION = "1"
 FIELDS = ("corpus", "domain", "query_b", "record", "sha256")
 DOMAINS = ("code", "conversational", "qa_factual", "qa_open")

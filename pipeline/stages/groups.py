@@ -46,7 +46,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Mapping, Sequence
 
-from domains.base import Candidate, request_key, stable_hash
+from domains.base import REAL_REWORDING, Candidate, request_key, stable_hash
 
 TOLERANCE = 0.05       # test within this fraction of its size (see size_tolerance)
 MIN_TOLERANCE = 3      # ... and at least this many rows
@@ -97,7 +97,7 @@ def group_key(c: Candidate) -> str:
         return f"operator:{p.operator}"
     if m == "real_traffic_mined" and p.template_id:
         return f"mining:{p.template_id}"
-    if p.template_id == "real_rewording":       # the team's rewordings of a corpus's requests: that corpus's group
+    if p.template_id == REAL_REWORDING:  # the team's rewordings of a corpus's requests: that corpus's group
         return f"corpus:{c.source}"
     if m == "existing_benchmark" or (m == "intent_bottom_up" and c.source != "curated"):
         return f"corpus:{c.source}"

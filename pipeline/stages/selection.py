@@ -37,7 +37,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from domains.base import LABELS, Candidate, Outcome, request_key, stable_rng
+from domains.base import LABELS, REAL_REWORDING, Candidate, Outcome, request_key, stable_rng
 from pipeline.core.config import Profile
 from pipeline.stages.groups import apportion, assign_splits, group_key, size_tolerance
 
@@ -47,10 +47,9 @@ __all__ = ["apportion", "assign_splits", "group_key", "request_key", "select", "
 PREFERRED = ("real_traffic_mined",)  # methods that fill a cell before the mix shares the rest (see 2. above)
 # Templates a method offers first (see 3. above), in this order: the team's rewordings of real requests,
 # then the curated hard rewordings of its own seeds.
-FIRST_TEMPLATES = ("real_rewording", "hard_rewording")
+FIRST_TEMPLATES = (REAL_REWORDING, "hard_rewording")
 
 
-REAL_REWORDING = FIRST_TEMPLATES[0]
 REAL_REWORDING_SHARE = (3, 5)   # real rewordings fill at most 3/5 of a cell (see 3. above)
 KEPT_BESIDE_REWORDINGS = ("lm_generated",)   # methods whose rows real rewordings never displace (see 3. above)
 
