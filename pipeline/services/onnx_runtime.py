@@ -13,8 +13,9 @@ and a text's tokens are padded to the next multiple of PAD_TO, so its own length
 width of the batch it joins. With the shape fixed, ONNX Runtime computes each row the same way
 whatever its batch-mates and its position (tests/services/test_embed_runtime.py checks it, bit for
 bit): a vector depends on its text only, never on which texts were missing from the cache or how
-the work was split over workers. One weight pass serves eight texts: mpnet embeds about 1.5 times
-as many texts per second as one text per run (benchmarks/build_time.py).
+the work was split over workers. Eight rows keep the matrix products at the core's full rate (about
+95 GFLOP/s on the 2-core machines, padding and filler rows counted); of the other shapes measured, none
+embeds the benchmark's texts more than a tenth faster, most are slower (benchmarks/onnx_shapes.py).
 
 Every file of an export is checked before use. `export.json` records the recipe (the weights'
 sha256, the sha256 of every file of the source folder, max_length, the runtime) and the sha256 of
