@@ -1,70 +1,18 @@
-"""The one Dagster `Definitions` of CacheEval (loaded by workspace.yaml), and the build's jobs.
-
-Assets come from one module per stage, each module its own group (assets/groups.py). `cacheeval
-build` runs BUILD_JOBS in order: the sources (mined real traffic, the input manifest), then each
-domain partition of generation and verification, then selection, difficulty, assembly, evaluation
-(the reference caches scored on the result), publication (the Hugging Face dataset) and the
-manifest. The jobs select whole groups, so a new asset is built with its group; `unbuilt` names any
-asset no job selects (a new group), and the build refuses to start then.
-
-The quarterly adversarial slice (group `evolving`, partitioned by quarter, assets/evolving.py) is no
-part of the build: `evolving_job` runs it, on its schedule `quarterly_adversarial_slice` or by hand
-(`cacheeval evolve --quarter 2026-Q4`).
-
-Two sets of the same assets. `all_assets`, the build's as `cacheeval build` runs them: `candidate_rows`
-and `verified_rows` partitioned by domain, `domain_job` running one domain per run. `defs`, what the
-Dagster UI loads (workspace.yaml): the same assets with those two unpartitioned (`ui_assets`, one
-step over every domain), so that the dataset is built by one job, `build_dataset`
-(pipeline/app/ui_job.py), in one click: **Materialize all** is one in-process run, no partition to
-choose. The build's three jobs are defined here for the CLI, which materialises their selections;
-the UI lists `build_dataset`, `evolving_job` and `mining_dask_job`.
+"""The one Dagster `Definitions` of CacheEval, loaded by workspace.yaml: the build's assets, checks and
+jobs (pipeline/app/jobs.py, where the CLI takes them from), the quarterly slice's schedule, and the
+mining job on Dask (pipeline/app/dask_job.py, which only the UI and Dagster's own commands load).
+The UI lists `build_dataset`, `evolving_job`, `extract_corpora` and `mining_dask_job`; **Materialize
+all** on `build_dataset` is one in-process run, no partition to choose.
 """
 from __future__ import annotations
 
-from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, in_process_executor,
-                     load_asset_checks_from_modules, load_assets_from_modules, multiprocess_executor)
+from dagster import Definitions, multiprocess_executor
 
-from assets import (assembly, difficulty, evaluation, evolving, generation, manifest, publication, selection, sources,
-                    verification)
-from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, EVOLVING, GENERATION, MANIFEST, PUBLICATION, SELECTION,
-                           SOURCES, VERIFICATION)
+from assets import evolving
 from pipeline.app.dask_job import mining_dask_job
-from pipeline.orchestration.partitions import PartitionedFilesystemIOManager
-from pipeline.orchestration.resources import BuildSettings, EvolveSettings
-from pipeline.app.ui_job import UI_JOB_NAME, ui_assets, ui_build_defaults, ui_job_kwargs
-
-ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
-
-all_assets = load_assets_from_modules(ASSET_MODULES)  # the CLI's build: per-domain assets partitioned by domain
-ui_build_assets = ui_assets(all_assets)  # the UI's: the same, the per-domain ones over every domain in one step
-all_checks = load_asset_checks_from_modules(ASSET_MODULES)
-evolving_assets = load_assets_from_modules([evolving])
-evolving_checks = load_asset_checks_from_modules([evolving])
-
-sources_job = define_asset_job(
-    "sources_job", AssetSelection.groups(SOURCES),
-    description="What the datasets dir holds, and the pairs mined from its real traffic (one step per shard).")
-domain_job = define_asset_job(  # partitioned by domain: the partitions definition is inferred
-    "domain_job", AssetSelection.groups(GENERATION, VERIFICATION),
-    description="One domain: its candidates generated and verified.")
-outputs_job = define_asset_job(
-    "outputs_job", AssetSelection.groups(SELECTION, DIFFICULTY, ASSEMBLY, EVALUATION, PUBLICATION, MANIFEST),
-    description="Every domain's verified rows selected, scored for difficulty, written to outputs/ and the "
-                "reference caches scored on them.")
-BUILD_JOBS = (sources_job, domain_job, outputs_job)
-# `cacheeval extract` and the UI: the corpora's verified pairs made from a datasets dir (the command writes
-# them to sources/extract/pairs.jsonl; domains.corpora.extract).
-extract_job = define_asset_job(
-    "extract_corpora", AssetSelection.assets("mined_pairs", "corpus_extract"),
-    description="The corpora's verified candidate pairs (sources/extract/pairs.jsonl) made from the datasets dir: "
-                "mined real traffic, existing benchmarks, intents and the trap operators on real requests.")
-
-# The UI's one way to build the dataset: every asset and check in one in-process run over all domains
-# (not partitioned: in `defs` no asset of the build is).
-UI_DEFAULTS = ui_build_defaults()
-build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all() - AssetSelection.groups(EVOLVING),
-                                 executor_def=in_process_executor, **ui_job_kwargs(UI_DEFAULTS))
-OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
+from pipeline.app.jobs import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, UI_DEFAULTS, all_assets, all_checks,  # noqa: F401
+                               asset_graph, build_dataset, domain_job, evolving_assets, evolving_checks, extract_job,
+                               outputs_job, sources_job, ui_build_assets, ui_resources, unbuilt)
 
 # The executor of every run that names none (the asset graph's Materialize of a selection, `dagster asset
 # materialize`, extract_corpora): each step in its own process, forked from a server that imported this
@@ -79,17 +27,5 @@ defs = Definitions(
     jobs=[build_dataset, *OTHER_JOBS, extract_job, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
     schedules=[evolving.quarterly_slice],
     executor=FORKSERVER_EXECUTOR,
-    # Runs launched from the UI write into build/ui-outputs/ (v1.1) unless their launch config, or
-    # $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build` passes its own
-    # settings (outputs/ by default).
-    resources={"build": BuildSettings(**UI_DEFAULTS), "evolve": EvolveSettings(),
-               "io_manager": PartitionedFilesystemIOManager()},
+    resources=ui_resources(),  # runs launched from the UI write into build/ui-outputs/ unless told otherwise
 )
-
-
-def unbuilt(definitions: Definitions | None = None) -> list[AssetKey]:
-    """Assets of `definitions` (default: `defs`) that no job of BUILD_JOBS (or OTHER_JOBS, which run
-    them apart from the build) selects: a build would silently skip them."""
-    graph = (definitions or defs).resolve_asset_graph()
-    selected = set().union(*(job.selection.resolve(graph) for job in (*BUILD_JOBS, *OTHER_JOBS)))
-    return sorted(graph.get_all_asset_keys() - selected)

@@ -38,10 +38,10 @@ def test_an_asset_left_out_of_the_jobs_is_named():
 
 
 def test_the_build_refuses_to_start_when_a_job_is_missing(monkeypatch, tmp_path):
-    import pipeline.app.definitions as definitions
+    import pipeline.app.jobs as jobs   # where the CLI takes the build's jobs from
     from pipeline.app.cli.materialize import run_build
 
-    monkeypatch.setattr(definitions, "BUILD_JOBS", BUILD_JOBS[:-1])
+    monkeypatch.setattr(jobs, "BUILD_JOBS", BUILD_JOBS[:-1])
     with pytest.raises(BuildError, match=r"asset \w+ is in no build job"):
         run_build("smoke", tmp_path / "out", None, tmp_path / "cache")
     assert not (tmp_path / "out").exists()

@@ -45,7 +45,7 @@ def run_evolve(quarter: str, target: str | None = None, out_dir: Path | None = N
 
     from assets.evolving import QUARTER_TAG, QUARTERS
     from pipeline.app.cli.materialize import QUIET, _failed_checks, _first_error
-    from pipeline.app.definitions import evolving_assets, evolving_checks
+    from pipeline.app.jobs import evolving_assets, evolving_checks
     from pipeline.orchestration.memory_io import MemoryIOManager
     from pipeline.orchestration.resources import BuildSettings, EvolveSettings
 

@@ -33,7 +33,7 @@ def make(datasets_dir: Path, cache_dir: Path | None):
     """The extract (domains.corpora.extract.Extract) the `extract_corpora` job makes from `datasets_dir`."""
     from dagster import DagsterInstance, FilesystemIOManager, materialize
 
-    from pipeline.app.definitions import all_assets, extract_job
+    from pipeline.app.jobs import all_assets, extract_job
     from pipeline.app.cli.materialize import QUIET, _first_error
     from pipeline.orchestration.resources import BuildSettings
 

@@ -1,6 +1,6 @@
 """Run the asset graph in process (the same assets the UI runs) and compare builds byte for byte.
 
-A build runs the jobs of pipeline.app.definitions in order: the sources, every domain partition of
+A build runs the jobs of pipeline.app.jobs in order: the sources, every domain partition of
 generation and verification, then selection, difficulty and assembly with their blocking checks.
 It writes the whole output into a work folder beside the output folder and, only when the whole run
 succeeded, exchanges the two in one step (pipeline/core/publish.py): a failed or killed build leaves
@@ -78,7 +78,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     from domains import domain_names
     from pipeline.core.config import load_profile
     from pipeline.core.paths import OUTPUTS
-    from pipeline.app.definitions import all_assets, all_checks, defs, domain_job, outputs_job, sources_job, unbuilt
+    from pipeline.app.jobs import all_assets, all_checks, asset_graph, domain_job, outputs_job, sources_job, unbuilt
     from pipeline.orchestration.resources import BuildSettings
 
     from pipeline.app.cli.build_log import BuildLog, check_inputs
@@ -91,7 +91,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
     missing = unbuilt()
     if missing:
         raise BuildError(f"asset {missing[0].to_user_string()} is in no build job. Add its group to a job's "
-                         "selection in pipeline/app/definitions.py")
+                         "selection in pipeline/app/jobs.py")
     target = Path(out_dir) if out_dir else OUTPUTS
     from pipeline.core.publish import publish, work_dir
 
@@ -134,7 +134,7 @@ def run_build(profile: str = "v1.1", out_dir: Path | None = None, datasets_dir: 
         from pipeline.app.cli.stage_progress import StageWatcher, load_times, save_times
 
         root = build.caches
-        steps = sorted(k.path[-1] for k in outputs_job.selection.resolve(defs.resolve_asset_graph()))
+        steps = sorted(k.path[-1] for k in outputs_job.selection.resolve(asset_graph()))
         order = [s for s in _STEP_ORDER if s in steps] + [s for s in steps if s not in _STEP_ORDER]
         previous = load_times(root, profile)
         progress(f"selecting, embedding, assembling: {len(order)} steps ...")
