@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 
-from dagster import AssetKey, AssetSelection, define_asset_job, in_process_executor, load_asset_checks_from_modules
-from dagster import load_assets_from_modules
+from dagster import (AssetKey, AssetSelection, define_asset_job, in_process_executor, load_asset_checks_from_modules,
+                     load_assets_from_modules)
 
 from assets import (assembly, difficulty, evaluation, evolving, generation, manifest, publication, selection, sources,
                     verification)
