@@ -47,27 +47,15 @@ def matmul_weights(model_path: Path) -> int:
 
 
 def run_shape(sess, encoded: list[list[int]], rows: int, pad: int, max_length: int) -> tuple[float, int]:
-    """CPU seconds and tokens computed for every text at this shape (the runner's grouping: by padded width)."""
-    import numpy as np
+    """CPU seconds and tokens computed for every text at this shape, grouped and filled as the
+    runner does it (onnx_runtime.width, batches and run_inputs, with this shape's rows and pad)."""
+    from pipeline.services.onnx_runtime import batches, run_inputs, width
 
-    groups: dict[int, list[int]] = {}
-    for i, ids in enumerate(encoded):
-        width = min(-(-max(len(ids), 1) // pad) * pad, max(max_length, len(ids)))
-        groups.setdefault(width, []).append(i)
-    computed = 0
+    runs = batches([width(len(ids), max_length, pad) for ids in encoded], rows)
     start = time.process_time()
-    for width, members in sorted(groups.items()):
-        for first in range(0, len(members), rows):
-            part = members[first:first + rows]
-            ids = np.zeros((rows, width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(part):
-                ids[row, :len(encoded[i])] = encoded[i]
-                mask[row, :len(encoded[i])] = 1
-            ids[len(part):], mask[len(part):] = ids[0], mask[0]
-            sess.run(None, {"input_ids": ids, "attention_mask": mask})
-            computed += rows * width
-    return time.process_time() - start, computed
+    for w, part in runs:
+        sess.run(None, run_inputs(encoded, w, part, rows))
+    return time.process_time() - start, sum(rows * w for w, _ in runs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ dask.dataframe (2.2 of the 4.3 s that importing the definitions took) for a run 
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from dagster import (AssetKey, AssetSelection, define_asset_job, in_process_executor, load_asset_checks_from_modules,
                      load_assets_from_modules)
@@ -34,6 +35,9 @@ from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, EVOLVING, GENERATIO
 from pipeline.app.ui_job import UI_JOB_NAME, ui_assets, ui_build_defaults, ui_job_kwargs
 from pipeline.orchestration.partitions import PartitionedFilesystemIOManager
 from pipeline.orchestration.resources import BuildSettings, EvolveSettings
+
+if TYPE_CHECKING:
+    from dagster import Definitions
 
 ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
 
@@ -85,7 +89,7 @@ def asset_graph():
                        resources=ui_resources()).resolve_asset_graph()
 
 
-def unbuilt(definitions=None) -> list[AssetKey]:
+def unbuilt(definitions: Definitions | None = None) -> list[AssetKey]:
     """Assets of `definitions` (default: the UI's, `asset_graph`) that no job of BUILD_JOBS (or
     OTHER_JOBS, which run them apart from the build) selects: a build would silently skip them."""
     graph = definitions.resolve_asset_graph() if definitions is not None else asset_graph()

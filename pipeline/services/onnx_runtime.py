@@ -188,9 +188,9 @@ def exported_model(name: str, weights: str, folder: Path, models_dir: Path) -> P
     return verified_export(name, weights, folder, models_dir)[0]
 
 
-def width(tokens: int, max_length: int) -> int:
+def width(tokens: int, max_length: int, pad: int = PAD_TO) -> int:
     """The padded width of a text of `tokens` tokens (never past the model's maximum length)."""
-    return min(-(-max(tokens, 1) // PAD_TO) * PAD_TO, max(max_length, tokens))
+    return min(-(-max(tokens, 1) // pad) * pad, max(max_length, tokens))
 
 
 def _tokenizer(model_dir: Path) -> tuple[Any, int]:
@@ -210,14 +210,28 @@ def widths(model_dir: Path, texts: list[str]) -> list[int]:
     return [width(len(tok.encode(text).ids), max_length) for text in texts]
 
 
-def batches(ws: list[int]) -> list[tuple[int, list[int]]]:
+def batches(ws: list[int], rows: int = BATCH_ROWS) -> list[tuple[int, list[int]]]:
     """The fixed-shape runs one call of the runner below makes for texts of these padded widths, in
-    its order: (width, the indices of the texts in the run, at most BATCH_ROWS; filler fills the rest)."""
+    its order: (width, the indices of the texts in the run, at most `rows`; filler fills the rest)."""
     groups: dict[int, list[int]] = {}
     for i, w in enumerate(ws):
         groups.setdefault(w, []).append(i)
-    return [(w, members[start:start + BATCH_ROWS]) for w, members in sorted(groups.items())
-            for start in range(0, len(members), BATCH_ROWS)]
+    return [(w, members[start:start + rows]) for w, members in sorted(groups.items())
+            for start in range(0, len(members), rows)]
+
+
+def run_inputs(encoded: list[list[int]], w: int, part: list[int], rows: int = BATCH_ROWS) -> dict[str, Any]:
+    """One run's input_ids and attention_mask (`rows` x `w`): the token ids of the texts `part` indexes
+    in `encoded`, zero-padded, and filler rows copying the first, so the shape stays fixed."""
+    import numpy as np
+
+    ids = np.zeros((rows, w), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, i in enumerate(part):
+        ids[row, :len(encoded[i])] = encoded[i]
+        mask[row, :len(encoded[i])] = 1
+    ids[len(part):], mask[len(part):] = ids[0], mask[0]
+    return {"input_ids": ids, "attention_mask": mask}
 
 
 def runs(ws: list[int]) -> dict[int, int]:
@@ -244,13 +258,7 @@ def load_onnx_sentence_transformer(model_dir: Path) -> Callable[[list[str]], Any
         encoded = [tok.encode(text).ids for text in texts]
         out: list[Any] = [None] * len(texts)
         for w, part in batches([width(len(ids), max_length) for ids in encoded]):
-            ids = np.zeros((BATCH_ROWS, w), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(part):
-                ids[row, :len(encoded[i])] = encoded[i]
-                mask[row, :len(encoded[i])] = 1
-            ids[len(part):], mask[len(part):] = ids[0], mask[0]  # filler rows: the shape stays fixed
-            result = sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            result = sess.run(None, run_inputs(encoded, w, part))[0]
             for row, i in enumerate(part):
                 out[i] = result[row]
         return np.stack(out) if out else np.zeros((0, 1), dtype=np.float32)
