@@ -32,6 +32,7 @@ their vectors alike.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import json
@@ -39,7 +40,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pipeline.core.errors import BuildError
 from pipeline.core.hashing import file_sha256, stable_hash, memo_file_sha256
@@ -58,12 +59,29 @@ def runtime_id() -> str:
     return f"onnx-export{EXPORT_VERSION};opset{OPSET};intra_op_threads=1;rows{BATCH_ROWS};pad{PAD_TO};{versions}"
 
 
+@contextlib.contextmanager
+def _no_loading_bar() -> Iterator[None]:
+    """transformers 5 draws a "Loading weights" progress bar on stderr for every model it loads: two
+    bars of tensor counts in the middle of a cold build's stage lines, which say nothing a user can act
+    on. Off while the export loads its model, then as it was (the setting is process-wide)."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def _export(folder: Path, target: Path) -> None:
     """Export the sentence-transformers model in `folder` (input ids + mask -> sentence embedding)."""
     import torch
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(folder), device="cpu")
+    with _no_loading_bar():
+        model = SentenceTransformer(str(folder), device="cpu")
 
     class Forward(torch.nn.Module):
         def __init__(self, st: Any) -> None:

@@ -56,13 +56,19 @@ def _copy(clean, tmp_path):
 
 
 @pytest.mark.models
-def test_the_export_is_deterministic(clean, tmp_path):
+def test_the_export_is_deterministic(clean, tmp_path, capsys):
     # Two exports of one model into two cache folders: the same bytes in every file, so an intact
     # export's fingerprint (and every embedding key) is a pure function of the model and the recipe.
+    from transformers.utils import logging as hf_logging
+
     spec, root, _, identity, export, files = clean
     assert set(files) >= {"model.onnx", "tokenizer.json", "export.json", "config.json", "1_Pooling/config.json",
                           "sentence_bert_config.json"}
+    bars = hf_logging.is_progress_bar_enabled()
+    capsys.readouterr()
     assert model_identity(spec, tmp_path / "other") == identity
+    # and quietly: no "Loading weights" bar among a cold build's stage lines; the setting as it was
+    assert "Loading weights" not in capsys.readouterr().err and hf_logging.is_progress_bar_enabled() == bars
     assert _files(next((tmp_path / "other" / "models").glob("minilm_l6-*-onnx*"))) == files
     assert identity.endswith(onnx_runtime.fingerprint(export)) and ";export:" in identity
 
