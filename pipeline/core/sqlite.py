@@ -14,6 +14,15 @@ only on a later read. A lock is never taken for damage: it is waited for, and if
 wait the step goes on without the cache. The checks are cheap on purpose: `PRAGMA quick_check`
 reads every page (about 20 ms for a 37 MB embedding cache with the pages in memory, growing with
 the file), so it only confirms a header that says the file is truncated.
+
+One process, many connections: closing any descriptor of a file drops every POSIX lock the process
+holds on that file, SQLite's included (SQLite's "How To Corrupt An SQLite Database File", 2.2). The
+header check reads the file with its own descriptor, so it skips a file this process already holds
+through a connection of this module (`held`; SQLite's own probes still run). Reading it anyway, as it
+did, let a second cache opened on a file drop the first one's locks: another process closing its
+connection then found itself alone, checkpointed and deleted the WAL under the open connections, and a
+later checkpoint wrote pages where they do not belong (a CI run left an embeddings.sqlite whose first
+page was an index page; tests/core/test_cache_integrity.py reproduces the lost lock).
 """
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ import sqlite3
 import stat
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -29,6 +39,52 @@ from pipeline.core.errors import warn
 
 T = TypeVar("T")
 COMPANIONS = ("", "-wal", "-shm")  # the database file and the files SQLite keeps beside it in WAL mode
+
+
+class _Connection(sqlite3.Connection):
+    """A connection `open_wal` made: counted against its file (see `held`) until it is closed or
+    collected."""
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            _forget(self)
+
+
+_HELD: dict[tuple[int, int], weakref.WeakSet] = {}  # (device, inode) -> this process's open connections
+_HELD_LOCK = threading.Lock()
+
+
+def _file_id(path: str | Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _hold(conn: _Connection, path: str | Path) -> None:
+    key = _file_id(path)
+    if key is not None:
+        with _HELD_LOCK:
+            _HELD.setdefault(key, weakref.WeakSet()).add(conn)
+
+
+def _forget(conn: _Connection) -> None:
+    with _HELD_LOCK:
+        for key, conns in list(_HELD.items()):
+            conns.discard(conn)
+            if not conns:
+                del _HELD[key]
+
+
+def held(path: str | Path) -> bool:
+    """Whether this process has a connection of this module open on the file at `path`: then nothing
+    may open and close the file outside SQLite (see the module docstring)."""
+    key = _file_id(path)
+    with _HELD_LOCK:
+        return key is not None and bool(_HELD.get(key))
 
 
 def retry_locked(open_fn: Callable[[], Any], wait_s: float = 30.0) -> Any:
@@ -51,7 +107,7 @@ def open_wal(path: str | Path, ddl: Sequence[str] = (), *, pragmas: Sequence[str
     BEGIN IMMEDIATE transaction), retried while the file is locked. `connect` goes to sqlite3.connect.
     No damage checks: `open_cache` adds them."""
     def once() -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), timeout=wait_s, **connect)
+        conn = sqlite3.connect(str(path), timeout=wait_s, factory=_Connection, **connect)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":  # persistent: set once per file
@@ -66,6 +122,7 @@ def open_wal(path: str | Path, ddl: Sequence[str] = (), *, pragmas: Sequence[str
         except BaseException:
             conn.close()
             raise
+        _hold(conn, path)
         return conn
     return retry_locked(once, wait_s)
 
@@ -86,8 +143,12 @@ def is_corruption(exc: BaseException) -> bool:
 def file_problem(path: str | Path) -> str | None:
     """What is wrong with the file, found without SQLite: not a regular file, unreadable, not an
     SQLite header, or shorter than its header says ("is truncated"). None for a sound header, a
-    missing file or an empty one (SQLite makes an empty file a new database)."""
+    missing file or an empty one (SQLite makes an empty file a new database), and for a file this
+    process holds open through SQLite (`held`): reading it here would drop the locks of those
+    connections (the module docstring)."""
     path = Path(path)
+    if held(path):
+        return None
     try:
         st = path.stat()
         if stat.S_ISDIR(st.st_mode):

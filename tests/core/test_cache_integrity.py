@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 from dagster import asset, materialize
 
 from pipeline.core import settings
-from pipeline.core.sqlite import CacheDB, file_problem, open_cache
+from pipeline.core.sqlite import CacheDB, file_problem, held, open_cache
 from pipeline.orchestration.resources import BuildSettings
 from pipeline.services.embed_cache import EmbeddingCache, embed_texts
 from pipeline.services.embedders import EmbedderSpec
@@ -145,6 +147,30 @@ def test_a_lock_is_waited_for_never_taken_for_damage(tmp_path, capsys):
     first.conn.rollback()
     assert not list(tmp_path.glob("*.corrupt-*")) and file_problem(path) is None
     assert second.run(lambda db: db.execute("SELECT count(*) FROM t").fetchone()[0], -1) == 0
+
+
+def test_a_second_cache_on_a_file_keeps_the_first_ones_locks(tmp_path):
+    # Closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's too. The
+    # header check read the file with its own descriptor on every open, so a second cache opened on a
+    # file in one process dropped the first one's locks; another process closing its connection then
+    # found itself alone and deleted the WAL under both (a CI run left a corrupt embeddings.sqlite).
+    path = tmp_path / "c.sqlite"
+    ddl = ["CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY)"]
+    first = CacheDB(path, ddl, what="test cache")
+    first.run(lambda db: (db.execute("INSERT INTO t VALUES ('a')"), db.commit()), None)
+    second = CacheDB(path, ddl, what="test cache")
+    assert held(path) and file_problem(path) is None  # not read: this process holds it
+    other = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM t').fetchall(); c.close()"
+    subprocess.run([sys.executable, "-c", other, str(path)], check=True)
+    assert Path(f"{path}-wal").exists()  # the other process was not the last: the WAL stays
+    second.run(lambda db: (db.execute("INSERT INTO t VALUES ('b')"), db.commit()), None)
+    assert first.run(lambda db: db.execute("SELECT count(*) FROM t").fetchone()[0], -1) == 2
+    first.close()
+    assert held(path)
+    second.close()  # the last connection: checkpointed, the WAL gone, the file sound and checked again
+    assert not held(path) and not Path(f"{path}-wal").exists() and file_problem(path) is None
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_an_unusable_folder_means_no_cache_not_a_crash(tmp_path, capsys):
