@@ -20,9 +20,9 @@ holds on that file, SQLite's included (SQLite's "How To Corrupt An SQLite Databa
 header check reads the file with its own descriptor, so it skips a file this process already holds
 through a connection of this module (`held`; SQLite's own probes still run). Reading it anyway, as it
 did, let a second cache opened on a file drop the first one's locks: another process closing its
-connection then found itself alone, checkpointed and deleted the WAL under the open connections, and a
-later checkpoint wrote pages where they do not belong (a CI run left an embeddings.sqlite whose first
-page was an index page; tests/core/test_cache_integrity.py reproduces the lost lock).
+connection then found itself alone, checkpointed and deleted the WAL under the open connections
+(tests/core/test_cache_integrity.py reproduces it), the way SQLite files get corrupted; a CI run had
+left an embeddings.sqlite whose first page was an index page.
 """
 from __future__ import annotations
 
