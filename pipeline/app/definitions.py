@@ -6,13 +6,13 @@ all** on `build_dataset` is one in-process run, no partition to choose.
 """
 from __future__ import annotations
 
-from dagster import Definitions, multiprocess_executor
+from dagster import multiprocess_executor
 
 from assets import evolving
 from pipeline.app.dask_job import mining_dask_job
 from pipeline.app.jobs import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, UI_DEFAULTS, all_assets, all_checks,  # noqa: F401
                                asset_graph, build_dataset, domain_job, evolving_assets, evolving_checks, extract_job,
-                               outputs_job, sources_job, ui_build_assets, ui_resources, unbuilt)
+                               outputs_job, sources_job, ui_build_assets, ui_definitions, unbuilt)
 
 # The executor of every run that names none (the asset graph's Materialize of a selection, `dagster asset
 # materialize`, extract_corpora): each step in its own process, forked from a server that imported this
@@ -21,11 +21,8 @@ from pipeline.app.jobs import (ASSET_MODULES, BUILD_JOBS, OTHER_JOBS, UI_DEFAULT
 FORKSERVER_EXECUTOR = multiprocess_executor.configured(
     {"start_method": {"forkserver": {"preload_modules": ["pipeline.app.definitions"]}}}, name="multiprocess_forkserver")
 
-defs = Definitions(
-    assets=[*ui_build_assets, *evolving_assets],
-    asset_checks=[*all_checks, *evolving_checks],
+defs = ui_definitions(
     jobs=[build_dataset, *OTHER_JOBS, extract_job, mining_dask_job],  # mining on Dask: pipeline/app/dask_job.py
     schedules=[evolving.quarterly_slice],
     executor=FORKSERVER_EXECUTOR,
-    resources=ui_resources(),  # runs launched from the UI write into build/ui-outputs/ unless told otherwise
 )

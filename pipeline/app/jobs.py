@@ -23,10 +23,9 @@ dask.dataframe (2.2 of the 4.3 s that importing the definitions took) for a run 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
-from dagster import (AssetKey, AssetSelection, define_asset_job, in_process_executor, load_asset_checks_from_modules,
-                     load_assets_from_modules)
+from dagster import (AssetKey, AssetSelection, Definitions, define_asset_job, in_process_executor,
+                     load_asset_checks_from_modules, load_assets_from_modules)
 
 from assets import (assembly, difficulty, evaluation, evolving, generation, manifest, publication, selection, sources,
                     verification)
@@ -35,9 +34,6 @@ from assets.groups import (ASSEMBLY, DIFFICULTY, EVALUATION, EVOLVING, GENERATIO
 from pipeline.app.ui_job import UI_JOB_NAME, ui_assets, ui_build_defaults, ui_job_kwargs
 from pipeline.orchestration.partitions import PartitionedFilesystemIOManager
 from pipeline.orchestration.resources import BuildSettings, EvolveSettings
-
-if TYPE_CHECKING:
-    from dagster import Definitions
 
 ASSET_MODULES = [sources, generation, verification, selection, difficulty, assembly, evaluation, publication, manifest]
 
@@ -73,20 +69,21 @@ build_dataset = define_asset_job(UI_JOB_NAME, AssetSelection.all() - AssetSelect
 OTHER_JOBS = (evolving.evolving_job,)  # not the build: the quarterly slice
 
 
-def ui_resources() -> dict:
-    """The UI's resources. Runs launched from the UI write into build/ui-outputs/ (v1.1) unless their
-    launch config, or $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build`
-    passes its own settings (outputs/ by default)."""
-    return {"build": BuildSettings(**UI_DEFAULTS), "evolve": EvolveSettings(), "io_manager": PartitionedFilesystemIOManager()}
+def ui_definitions(**extra) -> Definitions:
+    """The UI's `Definitions` (pipeline/app/definitions.py adds its jobs, schedule and executor as
+    `extra`): the build's assets over every domain, the slice's, their checks, and the resources. Runs
+    launched from the UI write into build/ui-outputs/ (v1.1) unless their launch config, or
+    $CACHEEVAL_UI_PROFILE / $CACHEEVAL_UI_OUT_DIR, say otherwise; `cacheeval build` passes its own
+    settings (outputs/ by default)."""
+    return Definitions(assets=[*ui_build_assets, *evolving_assets], asset_checks=[*all_checks, *evolving_checks],
+                       resources={"build": BuildSettings(**UI_DEFAULTS), "evolve": EvolveSettings(),
+                                  "io_manager": PartitionedFilesystemIOManager()}, **extra)
 
 
 @functools.lru_cache(maxsize=None)
 def asset_graph():
-    """The asset graph of the UI's definitions (their assets, checks and resources; jobs add no asset)."""
-    from dagster import Definitions
-
-    return Definitions(assets=[*ui_build_assets, *evolving_assets], asset_checks=[*all_checks, *evolving_checks],
-                       resources=ui_resources()).resolve_asset_graph()
+    """The asset graph of the UI's definitions (jobs, schedules and executors add no asset)."""
+    return ui_definitions().resolve_asset_graph()
 
 
 def unbuilt(definitions: Definitions | None = None) -> list[AssetKey]:

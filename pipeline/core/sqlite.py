@@ -17,8 +17,8 @@ the file), so it only confirms a header that says the file is truncated.
 
 One process, many connections: closing any descriptor of a file drops every POSIX lock the process
 holds on that file, SQLite's included (SQLite's "How To Corrupt An SQLite Database File", 2.2). The
-header check reads the file with its own descriptor, so it skips a file this process already holds
-through a connection of this module (`held`; SQLite's own probes still run). Reading it anyway, as it
+header check reads the file with its own descriptor, so it skips a file this process already has open
+(`held`: any of its descriptors is on the file; SQLite's own probes still run). Reading it anyway, as it
 did, let a second cache opened on a file drop the first one's locks: another process closing its
 connection then found itself alone, checkpointed and deleted the WAL under the open connections
 (tests/core/test_cache_integrity.py reproduces it), the way SQLite files get corrupted; a CI run had
@@ -31,7 +31,6 @@ import sqlite3
 import stat
 import threading
 import time
-import weakref
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -41,22 +40,8 @@ T = TypeVar("T")
 COMPANIONS = ("", "-wal", "-shm")  # the database file and the files SQLite keeps beside it in WAL mode
 
 
-class _Connection(sqlite3.Connection):
-    """A connection `open_wal` made: counted against its file (see `held`) until it is closed or
-    collected."""
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            _forget(self)
-
-
-_HELD: dict[tuple[int, int], weakref.WeakSet] = {}  # (device, inode) -> this process's open connections
-_HELD_LOCK = threading.Lock()
-
-
 def _file_id(path: str | Path) -> tuple[int, int] | None:
+    """The file at `path` (device, inode), or None when there is none."""
     try:
         st = os.stat(path)
     except OSError:
@@ -64,27 +49,25 @@ def _file_id(path: str | Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _hold(conn: _Connection, path: str | Path) -> None:
-    key = _file_id(path)
-    if key is not None:
-        with _HELD_LOCK:
-            _HELD.setdefault(key, weakref.WeakSet()).add(conn)
-
-
-def _forget(conn: _Connection) -> None:
-    with _HELD_LOCK:
-        for key, conns in list(_HELD.items()):
-            conns.discard(conn)
-            if not conns:
-                del _HELD[key]
-
-
 def held(path: str | Path) -> bool:
-    """Whether this process has a connection of this module open on the file at `path`: then nothing
-    may open and close the file outside SQLite (see the module docstring)."""
+    """Whether this process has the file at `path` open: one of its descriptors is on it (an open
+    SQLite connection keeps its descriptors). Then nothing may open and close the file outside SQLite
+    (see the module docstring). Where the descriptors cannot be listed, every file counts as held."""
     key = _file_id(path)
-    with _HELD_LOCK:
-        return key is not None and bool(_HELD.get(key))
+    if key is None:
+        return False
+    try:
+        fds = os.listdir("/dev/fd")
+    except OSError:
+        return True
+    for fd in fds:
+        try:
+            st = os.fstat(int(fd))
+        except (OSError, ValueError):
+            continue  # the listing's own descriptor, closed by now
+        if (st.st_dev, st.st_ino) == key:
+            return True
+    return False
 
 
 def retry_locked(open_fn: Callable[[], Any], wait_s: float = 30.0) -> Any:
@@ -107,7 +90,7 @@ def open_wal(path: str | Path, ddl: Sequence[str] = (), *, pragmas: Sequence[str
     BEGIN IMMEDIATE transaction), retried while the file is locked. `connect` goes to sqlite3.connect.
     No damage checks: `open_cache` adds them."""
     def once() -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), timeout=wait_s, factory=_Connection, **connect)
+        conn = sqlite3.connect(str(path), timeout=wait_s, **connect)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":  # persistent: set once per file
@@ -122,7 +105,6 @@ def open_wal(path: str | Path, ddl: Sequence[str] = (), *, pragmas: Sequence[str
         except BaseException:
             conn.close()
             raise
-        _hold(conn, path)
         return conn
     return retry_locked(once, wait_s)
 
@@ -144,8 +126,8 @@ def file_problem(path: str | Path) -> str | None:
     """What is wrong with the file, found without SQLite: not a regular file, unreadable, not an
     SQLite header, or shorter than its header says ("is truncated"). None for a sound header, a
     missing file or an empty one (SQLite makes an empty file a new database), and for a file this
-    process holds open through SQLite (`held`): reading it here would drop the locks of those
-    connections (the module docstring)."""
+    process has open (`held`): reading it here would drop the locks of its connections (the module
+    docstring)."""
     path = Path(path)
     if held(path):
         return None
@@ -174,19 +156,12 @@ def file_problem(path: str | Path) -> str | None:
     return None
 
 
-def _inode(path: Path) -> int | None:
-    try:
-        return path.stat().st_ino
-    except OSError:
-        return None
-
-
-def set_aside(path: str | Path, problem: str, what: str = "cache", expect_inode: int | None = None) -> Path | None:
+def set_aside(path: str | Path, problem: str, what: str = "cache", expect_inode: tuple[int, int] | None = None) -> Path | None:
     """Move a damaged `path` (file or folder) and its -wal/-shm to `<name>.corrupt-<n>` with one
     warning. With `expect_inode`, a file that another process has already replaced is left alone
     (None is returned): it is that process's fresh cache, not the damaged one."""
     path = Path(path)
-    if expect_inode is not None and _inode(path) not in (expect_inode, None):
+    if expect_inode is not None and _file_id(path) not in (expect_inode, None):
         return None
     n = 1
     while any(Path(f"{path}.corrupt-{n}{s}").exists() for s in COMPANIONS):
@@ -252,7 +227,7 @@ def open_cache(path: str | Path, ddl: Sequence[str] = (), *, what: str = "cache"
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        inode = _inode(path)
+        inode = _file_id(path)
         problem = file_problem(path)
         if problem in (None, "is truncated"):
             conn, problem = _open_checked(path, ddl, probes, problem == "is truncated", **kw)
@@ -279,7 +254,7 @@ class CacheDB:
         self._lock = threading.Lock()
         self._warned = False
         self.conn, self.on_disk = open_cache(self.path, ddl, what=what, probes=probes, **kw)
-        self._inode = _inode(self.path) if self.on_disk else None
+        self._inode = _file_id(self.path) if self.on_disk else None
 
     def run(self, fn: Callable[[sqlite3.Connection], T], fallback: T) -> T:
         """`fn(connection)`, or `fallback` when the storage fails."""
@@ -298,7 +273,7 @@ class CacheDB:
                     set_aside(self.path, f"is corrupt ({first})", self.what, expect_inode=self._inode)
                     ddl, probes, kw = self._open_args
                     self.conn, self.on_disk = open_cache(self.path, ddl, what=self.what, probes=probes, **kw)
-                    self._inode = _inode(self.path) if self.on_disk else None
+                    self._inode = _file_id(self.path) if self.on_disk else None
                 elif not self._warned:
                     self._warned = True
                     warn(f"{self.path}: {self.what} error ({first}); treated as a miss "
